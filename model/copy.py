@@ -1,0 +1,211 @@
+"""Functional copies: load, store, reduce and prefetch on byte arrays (PTX 5.5.3.3, 5.5.1.1,
+REFERENCE.md sections 2 and 4).
+
+Global memory is a :class:`GlobalMemory` (a byte array placed at a base address); shared
+memory is a numpy ``uint8`` array indexed by shared-memory address. Loads fill
+out-of-bounds elements with zero or the OOB-NaN pattern of :data:`OOB_NAN_PATTERNS`;
+stores and reductions skip them (REFERENCE.md project decision). Padding bytes of the
+padded sub-byte types are left untouched and reported as don't-care.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ErrorCode, TmaError
+from .request import Request
+from .swizzle import swizzle
+from .tensormap import TensorMap
+from .traversal import box_elements, row_walk
+from .transactions import transaction_bytes
+from .types import DataType, OobFill, Operation, ReduceOp
+
+__all__ = ["GlobalMemory", "LoadResult", "load", "store", "reduce", "prefetch",
+           "OOB_NAN_PATTERNS", "pack_b6", "unpack_b6"]
+
+#: Bit pattern of OOB-NaN per floating-point type. No public text gives it; this project
+#: uses the positive quiet NaN with an all-ones payload (docs/decisions.md).
+OOB_NAN_PATTERNS = {
+    DataType.FLOAT16: 0x7FFF, DataType.BFLOAT16: 0x7FFF,
+    DataType.FLOAT32: 0x7FFFFFFF, DataType.FLOAT32_FTZ: 0x7FFFFFFF,
+    DataType.TFLOAT32: 0x7FFFFFFF, DataType.TFLOAT32_FTZ: 0x7FFFFFFF,
+    DataType.FLOAT64: 0x7FFFFFFFFFFFFFFF,
+}
+
+
+@dataclass
+class GlobalMemory:
+    """A window of global memory: ``data[i]`` is the byte at address ``base + i``."""
+    base: int
+    data: np.ndarray
+
+    @classmethod
+    def zeros(cls, base: int, size: int) -> "GlobalMemory":
+        return cls(base, np.zeros(size, dtype=np.uint8))
+
+    def index(self, addresses: np.ndarray) -> np.ndarray:
+        """Indices into ``data`` of byte addresses; an address outside the window is an error."""
+        offsets = addresses.astype(np.uint64) - np.uint64(self.base)   # wraps below base
+        if offsets.size and offsets.max() >= len(self.data):
+            raise IndexError(f"global access outside the memory window [{self.base:#x}, "
+                             f"{self.base + len(self.data):#x})")
+        offsets = offsets.astype(np.int64)
+        return offsets
+
+
+@dataclass
+class LoadResult:
+    """What a load did to shared memory."""
+    defined: np.ndarray     # bool per shared-memory byte: written with data or fill
+    transaction_bytes: int  # the mbarrier credit
+
+
+def _unit_bytes(tm: TensorMap, req: Request):
+    """Per in-bounds/out-of-bounds unit: global byte addresses (units, gbytes) and shared
+    byte addresses (units, sbytes), swizzled byte by byte."""
+    walk = row_walk(tm, req)
+    elements = box_elements(tm, req, walk)
+    info = tm.info
+    gaddr = elements.global_address.reshape(-1)[:, None] + np.arange(info.unit_global_bytes, dtype=np.uint64)
+    dense = (elements.smem_offset.reshape(-1)[:, None] + req.smem_address
+             + np.arange(info.unit_smem_bytes, dtype=np.int64))
+    saddr = swizzle(dense, tm.swizzle)
+    return gaddr, saddr, elements.in_bounds.reshape(-1)
+
+
+def _fill_bytes(tm: TensorMap) -> np.ndarray:
+    info = tm.info
+    if tm.oob_fill == OobFill.NAN_REQUEST_ZERO_FMA:
+        return np.frombuffer(OOB_NAN_PATTERNS[tm.dtype].to_bytes(info.unit_global_bytes, "little"),
+                             dtype=np.uint8)
+    return np.zeros(info.unit_global_bytes, dtype=np.uint8)
+
+
+def load(tm: TensorMap, req: Request, gmem: GlobalMemory, smem: np.ndarray) -> LoadResult:
+    """Copy the box from ``gmem`` into ``smem`` (in place), filling out-of-bounds units."""
+    _expect(req, Operation.LOAD)
+    gaddr, saddr, inside = _unit_bytes(tm, req)
+    data_bytes = tm.info.unit_global_bytes          # the rest of a unit in smem is padding
+    _check_smem(smem, saddr)
+    values = np.empty(gaddr.shape, dtype=np.uint8)
+    values[inside] = gmem.data[gmem.index(gaddr[inside])]
+    values[~inside] = _fill_bytes(tm)
+    smem[saddr[:, :data_bytes]] = values
+    defined = np.zeros(len(smem), dtype=bool)
+    defined[saddr[:, :data_bytes]] = True
+    return LoadResult(defined, transaction_bytes(tm, req))
+
+
+def _smem_source(tm: TensorMap, smem: np.ndarray, saddr: np.ndarray) -> np.ndarray:
+    """The global bytes a store writes per unit, from the unit's shared-memory bytes."""
+    raw = smem[saddr]
+    if tm.dtype == DataType.U6_ALIGN16B:
+        return pack_b6(raw)                         # .b6p2x16: drop the 2 MSBs, pack
+    return raw[:, :tm.info.unit_global_bytes]
+
+
+def store(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
+    """Write the in-bounds units of the box from ``smem`` to ``gmem``; skip the rest."""
+    _expect(req, Operation.STORE)
+    gaddr, saddr, inside = _unit_bytes(tm, req)
+    _check_smem(smem, saddr)
+    gmem.data[gmem.index(gaddr[inside])] = _smem_source(tm, smem, saddr)[inside]
+
+
+def prefetch(tm: TensorMap, req: Request) -> np.ndarray:
+    """Global byte addresses a prefetch brings to L2: the first byte of each in-bounds unit."""
+    _expect(req, Operation.PREFETCH)
+    elements = box_elements(tm, req)
+    return elements.global_address[elements.in_bounds]
+
+
+def reduce(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
+    """Combine the in-bounds elements of the box into ``gmem`` with ``req.reduce_op``."""
+    _expect(req, Operation.REDUCE)
+    gaddr, saddr, inside = _unit_bytes(tm, req)
+    _check_smem(smem, saddr)
+    index = gmem.index(gaddr[inside])
+    dtype = np.dtype(tm.info.numpy_dtype)
+    old = gmem.data[index].copy().view(dtype).reshape(-1)
+    src = smem[saddr[inside]].copy().view(dtype).reshape(-1)
+    new = _REDUCERS[req.reduce_op](old, src, tm.dtype)
+    gmem.data[index] = new.astype(dtype).view(np.uint8).reshape(index.shape)
+
+
+def _expect(req: Request, operation: Operation) -> None:
+    if req.operation != operation:
+        raise TmaError(ErrorCode.OPERATION_MODE, "operation", req.operation.name,
+                       f"is not {operation.name} for this call")
+
+
+def _check_smem(smem: np.ndarray, saddr: np.ndarray) -> None:
+    if saddr.size and (saddr.min() < 0 or saddr.max() >= len(smem)):
+        raise TmaError(ErrorCode.SMEM_BOUNDS, "smem_address", hex(int(saddr.min())),
+                       f"puts the box past the {len(smem)} bytes of shared memory")
+
+
+# -- packing of the 6-bit type ---------------------------------------------------------
+
+def pack_b6(values: np.ndarray) -> np.ndarray:
+    """.b6p2x16 store: 16 bytes of 6-bit values (LSBs) per row -> 12 packed bytes.
+
+    Value ``i`` occupies bits ``[6i, 6i + 6)`` of the 96-bit little-endian group
+    (docs/decisions.md)."""
+    v = (values.astype(np.uint8) & 0x3F).reshape(-1, 4, 4)
+    out = np.empty(v.shape[:2] + (3,), dtype=np.uint8)
+    out[..., 0] = v[..., 0] | (v[..., 1] << 6)
+    out[..., 1] = (v[..., 1] >> 2) | (v[..., 2] << 4)
+    out[..., 2] = (v[..., 2] >> 4) | (v[..., 3] << 2)
+    return out.reshape(values.shape[0], 12)
+
+
+def unpack_b6(packed: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`pack_b6`: 12 packed bytes per row -> 16 six-bit values."""
+    b = packed.astype(np.uint8).reshape(-1, 4, 3)
+    out = np.empty(b.shape[:2] + (4,), dtype=np.uint8)
+    out[..., 0] = b[..., 0] & 0x3F
+    out[..., 1] = ((b[..., 0] >> 6) | (b[..., 1] << 2)) & 0x3F
+    out[..., 2] = ((b[..., 1] >> 4) | (b[..., 2] << 4)) & 0x3F
+    out[..., 3] = b[..., 2] >> 2
+    return out.reshape(packed.shape[0], 16)
+
+
+# -- reductions ------------------------------------------------------------------------
+
+def _bf16_to_f32(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def _f32_to_bf16(values: np.ndarray) -> np.ndarray:
+    """Round to nearest even; NaNs stay quiet NaNs."""
+    bits = values.astype(np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    return np.where(np.isnan(values), np.uint32(0x7FC0), rounded).astype(np.uint16)
+
+
+def _arith(op):
+    def run(old, src, dtype):
+        if dtype == DataType.BFLOAT16:
+            return _f32_to_bf16(op(_bf16_to_f32(old), _bf16_to_f32(src)))
+        return op(old, src)
+    return run
+
+
+def _inc(old, src, dtype):
+    return np.where(old >= src, 0, old + 1).astype(old.dtype)
+
+
+def _dec(old, src, dtype):
+    return np.where((old == 0) | (old > src), src, old - 1).astype(old.dtype)
+
+
+_REDUCERS = {
+    ReduceOp.ADD: _arith(lambda a, b: a + b),
+    ReduceOp.MIN: _arith(np.fmin),
+    ReduceOp.MAX: _arith(np.fmax),
+    ReduceOp.INC: _inc,
+    ReduceOp.DEC: _dec,
+    ReduceOp.AND: lambda a, b, t: a & b,
+    ReduceOp.OR: lambda a, b, t: a | b,
+    ReduceOp.XOR: lambda a, b, t: a ^ b,
+}

@@ -1,0 +1,1 @@
+"""Amaranth RTL of the unit: one file per hardware block."""

@@ -1,0 +1,1 @@
+"""Co-simulation: the RTL checked against the golden model."""
