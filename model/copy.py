@@ -67,9 +67,8 @@ def _unit_bytes(tm: TensorMap, req: Request):
     elements = box_elements(tm, req, walk)
     info = tm.info
     gaddr = elements.global_address.reshape(-1)[:, None] + np.arange(info.unit_global_bytes, dtype=np.uint64)
-    dense = (elements.smem_offset.reshape(-1)[:, None] + req.smem_address
-             + np.arange(info.unit_smem_bytes, dtype=np.int64))
-    saddr = swizzle(dense, tm.swizzle)
+    # bytes of a unit share its chunk, so each byte's swizzled address is the unit's XOR its index
+    saddr = elements.smem_address.reshape(-1)[:, None] ^ np.arange(info.unit_smem_bytes, dtype=np.int64)
     return gaddr, saddr, elements.in_bounds.reshape(-1)
 
 

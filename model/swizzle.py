@@ -26,6 +26,10 @@ SWIZZLE_XORS: dict[Swizzle, tuple[tuple[int, int, int], ...]] = {
     Swizzle.B96: ((4, 1, 7),),                    # same table as 32B (PTX 5.5.7); unconfirmed
 }
 
+# Every XOR source lies at bit 4 or above, so the swizzle never reads the byte offset inside
+# a 16-byte chunk: swizzle(a) == swizzle(a & ~15) ^ (a & 15). The traversal relies on it.
+assert all(src >= 4 for terms in SWIZZLE_XORS.values() for _, _, src in terms)
+
 
 def swizzle(address, mode: Swizzle):
     """The physical shared-memory address of ``address`` (an int or an integer array)."""

@@ -14,6 +14,7 @@ corners are indexed the same way as the dimensions they bound: ``lower_corner[0]
 
 import re
 from dataclasses import dataclass, fields
+from functools import cached_property
 from enum import IntEnum
 
 from .errors import ErrorCode, TmaError
@@ -161,7 +162,7 @@ class TensorMap:
     def rank(self) -> int:
         return len(self.global_dims)
 
-    @property
+    @cached_property
     def info(self) -> TypeInfo:
         return type_info(self.dtype)
 
@@ -177,18 +178,25 @@ class TensorMap:
     def is_im2col(self) -> bool:
         return self.kind != MapKind.TILED
 
+    @cached_property
+    def _elements_per_dim(self) -> tuple[int, ...]:
+        return tuple(-(-b // s) for b, s in zip(self.box_dims, self.effective_element_strides()))
+
     def elements_per_dim(self) -> tuple[int, ...]:
         """Tiled maps: elements traversed per dimension, ceil(box / element stride).
 
         Without interleave, dimension 0 always steps by 1 (PTX 5.5.3.2), so it gets
         ``box_dims[0]`` values.
         """
-        counts = [-(-b // s) for b, s in zip(self.box_dims, self.effective_element_strides())]
-        return tuple(counts)
+        return self._elements_per_dim
 
     def effective_element_strides(self) -> tuple[int, ...]:
         """Element strides as traversed: dimension 0 steps by 1 unless interleaved, and
         always for packed types (docs/decisions.md)."""
+        return self._effective_element_strides
+
+    @cached_property
+    def _effective_element_strides(self) -> tuple[int, ...]:
         first = self.element_strides[0]
         if self.interleave == Interleave.NONE or self.info.packed:
             first = 1

@@ -37,7 +37,8 @@ class RowWalk:
     in_bounds : ndarray of bool, shape (rows,)
         Every coordinate of the row other than dimension 0 is inside the tensor.
     coords : ndarray of int64, shape (rows, rank)
-        The row's tensor coordinates (dimension 0 holds the first unit's), for reports.
+        The row's tensor coordinates (dimension 0 holds the first unit's), for reports;
+        given as a function that builds them, so the hot path never pays for them.
     dim0_start : int
         Coordinate (in values) of the row's first unit along dimension 0.
     dim0_step : int
@@ -47,7 +48,7 @@ class RowWalk:
     """
     address: np.ndarray
     in_bounds: np.ndarray
-    coords: np.ndarray
+    coords_builder: object
     dim0_start: int
     dim0_step: int
     units: int
@@ -56,51 +57,59 @@ class RowWalk:
     def rows(self) -> int:
         return len(self.address)
 
+    @property
+    def coords(self) -> np.ndarray:
+        return self.coords_builder()
+
 
 @dataclass(frozen=True)
 class BoxElements:
     """Every unit of the box (an element; see :class:`~tma_unit.model.types.TypeInfo` for
     the packed types), shape (rows, units per row) in transaction order."""
     global_address: np.ndarray      # uint64
-    smem_offset: np.ndarray         # int64: byte offset in the dense box image
     smem_address: np.ndarray        # int64: absolute, after the swizzle
     in_bounds: np.ndarray           # bool
     row_pitch: int                  # shared-memory bytes per row
+    unit_bytes: int                 # shared-memory bytes per unit
 
     @property
     def shape(self):
         return self.in_bounds.shape
 
-
-def _dim_offsets(tm: TensorMap, coord: int, count: int, step: int, dim: int):
-    """Coordinates, in-bounds flags and byte offsets of ``count`` positions along ``dim``."""
-    positions = coord + step * np.arange(count, dtype=np.int64)
-    inside = (positions >= 0) & (positions < tm.global_dims[dim])
-    stride = tm.global_strides[dim - 1]
-    return positions, inside, positions.astype(U64) * U64(stride)
+    @property
+    def smem_offset(self) -> np.ndarray:
+        """Byte offset of each unit in the dense (unswizzled) box image."""
+        rows, units = self.shape
+        return (np.arange(rows, dtype=np.int64)[:, None] * self.row_pitch
+                + np.arange(units, dtype=np.int64)[None, :] * self.unit_bytes)
 
 
 def tiled_rows(tm: TensorMap, req: Request) -> RowWalk:
     """Rows of a tiled box: every combination of dimensions 1..rank-1, dimension 1 fastest."""
     counts = tm.elements_per_dim()
     steps = tm.effective_element_strides()
-    rank = tm.rank
-    outer = list(range(rank - 1, 0, -1))           # dimension rank-1 slowest
-    shape = [counts[d] for d in outer]
-    address = np.full(shape, U64(tm.global_address), dtype=U64)
-    inside = np.ones(shape, dtype=bool)
-    coords = np.zeros(shape + [rank], dtype=np.int64)
-    coords[..., 0] = req.coordinates[0]
-    for axis, dim in enumerate(outer):
-        positions, ok, offsets = _dim_offsets(tm, req.coordinates[dim], counts[dim], steps[dim], dim)
-        view = [1] * len(outer)
-        view[axis] = counts[dim]
-        address = address + offsets.reshape(view)
-        inside = inside & ok.reshape(view)
-        coords[..., dim] = positions.reshape(view)
-    return RowWalk(address.reshape(-1), inside.reshape(-1), coords.reshape(-1, rank),
+    address = np.array(tm.global_address, dtype=U64)
+    inside = np.array(True)
+    positions = []
+    for dim in range(tm.rank - 1, 0, -1):           # dimension rank-1 slowest
+        along = req.coordinates[dim] + steps[dim] * np.arange(counts[dim], dtype=np.int64)
+        positions.append(along)
+        address = np.add.outer(address, along.astype(U64) * U64(tm.global_strides[dim - 1]))
+        inside = np.logical_and.outer(inside, (along >= 0) & (along < tm.global_dims[dim]))
+    return RowWalk(address.reshape(-1), inside.reshape(-1), _grid_coords(req.coordinates[0], positions),
                    req.coordinates[0], steps[0] * tm.info.values_per_unit,
                    counts[0] // tm.info.values_per_unit)
+
+
+def _grid_coords(dim0, positions):
+    """Row coordinates of a row-major grid over ``positions`` (slowest dimension first),
+    built only when a report asks for them."""
+    def build():
+        grids = np.meshgrid(*positions, indexing="ij") if positions else []
+        columns = [np.full(max(1, int(np.prod([len(p) for p in positions]))), dim0, dtype=np.int64)]
+        columns += [g.reshape(-1) for g in reversed(grids)]
+        return np.stack(columns, axis=1)
+    return build
 
 
 #: The row walk of each access mode; the im2col and gather4 walks register themselves here.
@@ -130,11 +139,21 @@ def box_elements(tm: TensorMap, req: Request, walk: RowWalk | None = None) -> Bo
     dim0_offset = (values // info.values_per_unit * info.unit_global_bytes).astype(U64)
     global_address = walk.address[:, None] + dim0_offset[None, :]
     in_bounds = walk.in_bounds[:, None] & dim0_inside[None, :]
-    smem_offset = (np.arange(walk.rows, dtype=np.int64)[:, None] * pitch
-                   + k[None, :] * info.unit_smem_bytes)
+    # The swizzle reads only address bits >= 7 (swizzle.py), so it moves whole 16-byte
+    # chunks: swizzle each chunk's start once and XOR in the unit's place inside the chunk.
+    per_chunk = CHUNK_BYTES // info.unit_smem_bytes
+    chunks = -(-walk.units // per_chunk)
     base = 0 if req.operation == Operation.PREFETCH else req.smem_address
-    smem_address = swizzle(smem_offset + base, tm.swizzle)
-    return BoxElements(global_address, smem_offset, smem_address, in_bounds, pitch)
+    chunk_start = (base + np.arange(walk.rows, dtype=np.int64)[:, None] * pitch
+                   + np.arange(0, chunks * CHUNK_BYTES, CHUNK_BYTES, dtype=np.int64)[None, :])
+    smem_address = np.repeat(swizzle(chunk_start, tm.swizzle).reshape(-1), per_chunk)
+    if per_chunk > 1:
+        smem_address ^= np.tile(np.arange(per_chunk, dtype=np.int64) * info.unit_smem_bytes,
+                                walk.rows * chunks)
+    smem_address = smem_address.reshape(walk.rows, chunks * per_chunk)
+    if chunks * per_chunk != walk.units:
+        smem_address = smem_address[:, :walk.units]
+    return BoxElements(global_address, smem_address, in_bounds, pitch, info.unit_smem_bytes)
 
 
 def units_per_chunk(tm: TensorMap) -> int:

@@ -1,0 +1,143 @@
+"""The ``tma-unit`` command: what a TMA copy does, from the command line.
+
+Subcommands
+-----------
+docs
+    Regenerate docs/descriptor.md and docs/errors.md from the tables.
+layout
+    Where every 16-byte chunk of a copy's box lands: global address, shared-memory address
+    after the swizzle, out-of-bounds elements. Takes a descriptor and a request from JSON
+    (``docs/json.md``) or the built-in default.
+"""
+
+import argparse
+import json
+import signal
+import sys
+
+from .model import (DataType, MapKind, Operation, Request, Swizzle, TensorMap, TmaError,
+                    transactions, transaction_bytes, encode_descriptor)
+from .model.traversal import row_walk
+
+__all__ = ["main", "DEFAULT_TENSOR_MAP", "DEFAULT_REQUEST"]
+
+#: The built-in example: an fp16 GEMM operand tile (64 elements = 128 bytes wide, 128B
+#: swizzle, as CUTLASS SM90 kernels load them) at the bottom-right edge of a 1000 x 1000
+#: matrix, so that the last columns and rows fall out of bounds.
+DEFAULT_TENSOR_MAP = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x7F0000000000,
+                               (1000, 1000), (2048,), (64, 8), (1, 1), swizzle=Swizzle.B128)
+DEFAULT_REQUEST = Request(Operation.LOAD, (960, 996), smem_address=0x400)
+
+
+def _load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def _case_from_args(args):
+    tm, req = DEFAULT_TENSOR_MAP, DEFAULT_REQUEST
+    if args.case:
+        data = _load_json(args.case)
+        tm = TensorMap.from_dict(data["tensor_map"])
+        if "request" in data:
+            req = Request.from_dict(data["request"])
+    if args.descriptor:
+        tm = TensorMap.from_dict(_load_json(args.descriptor))
+    if args.request:
+        req = Request.from_dict(_load_json(args.request))
+    changes = {}
+    if args.coords is not None:
+        changes["coordinates"] = [int(c) for c in args.coords.split(",")]
+    if args.smem is not None:
+        changes["smem_address"] = int(args.smem, 0)
+    if args.operation is not None:
+        changes["operation"] = args.operation
+    if args.mode is not None:
+        changes["mode"] = args.mode
+    if changes:
+        req = Request.from_dict({**req.to_dict(), **changes})
+    return tm, req
+
+
+def _oob_list(mask, units):
+    out = [str(u) for u in range(units) if not (mask >> u) & 1]
+    if not out:
+        return "-"
+    if len(out) == units:
+        return "all"
+    return ",".join(out)
+
+
+def cmd_layout(args) -> int:
+    tm, req = _case_from_args(args)
+    stream = transactions(tm, req)
+    walk = row_walk(tm, req, validate=False)
+    chunks_per_row = len(stream) // walk.rows
+    if args.json:
+        json.dump({"tensor_map": tm.to_dict(), "request": req.to_dict(),
+                   "descriptor_hex": encode_descriptor(tm).hex(),
+                   "transaction_bytes": transaction_bytes(tm, req),
+                   "chunks": [t.__dict__ for t in stream]}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(f"tensor map : {tm.kind.name} {tm.dtype.name} rank {tm.rank}, dims {list(tm.global_dims)}, "
+          f"strides {list(tm.global_strides)} B, box {list(tm.box_dims) or '-'}, "
+          f"element strides {list(tm.element_strides)}")
+    print(f"             interleave {tm.interleave.name}, swizzle {tm.swizzle.name}, "
+          f"oob fill {tm.oob_fill.name}, global address {tm.global_address:#x}")
+    print(f"request    : {req.operation.name} {req.mode.name} coordinates {list(req.coordinates)}, "
+          f"shared memory {req.smem_address:#x}")
+    print(f"box        : {walk.rows} rows x {chunks_per_row} chunks = {len(stream)} chunks, "
+          f"{transaction_bytes(tm, req)} bytes (mbarrier transaction count)")
+    print()
+    print(f"{'chunk':>6} {'coordinates':>16} {'global addr':>16} {'bytes':>5} {'smem addr':>10}  oob units")
+    for i, t in enumerate(stream):
+        row = [int(c) for c in walk.coords[i // chunks_per_row]]
+        row[0] = walk.dim0_start + (i % chunks_per_row) * stream.chunk_units * walk.dim0_step
+        coords = ",".join(str(c) for c in row)
+        print(f"{i:>6} {coords:>16} {t.global_address:>#16x} {t.global_length:>5} "
+              f"{t.smem_address:>#10x}  {_oob_list(t.mask, t.units)}")
+    return 0
+
+
+def cmd_docs(args) -> int:
+    from .docgen import write_docs
+    for path in write_docs(args.folder):
+        print(f"wrote {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tma-unit", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    layout = sub.add_parser("layout", help="where every 16-byte chunk of a copy lands")
+    layout.add_argument("case", nargs="?", help="JSON file with 'tensor_map' and 'request' (default: built-in)")
+    layout.add_argument("--descriptor", help="JSON file with the tensor map's fields")
+    layout.add_argument("--request", help="JSON file with the request's fields")
+    layout.add_argument("--coords", help="coordinates, dimension 0 first, e.g. 960,996")
+    layout.add_argument("--smem", help="shared-memory address, e.g. 0x400")
+    layout.add_argument("--operation", help="LOAD, STORE, REDUCE or PREFETCH")
+    layout.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
+    layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    layout.set_defaults(run=cmd_layout)
+    docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
+    docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
+    docs.set_defaults(run=cmd_docs)
+    return parser
+
+
+def main(argv=None) -> int:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)      # `tma-unit layout | head` ends quietly
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except TmaError as error:
+        print(f"tma-unit: error {error.code.value} {error}", file=sys.stderr)
+        return 2
+    except (OSError, json.JSONDecodeError, KeyError) as error:
+        print(f"tma-unit: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
