@@ -19,6 +19,8 @@ from .layout import (DESCRIPTOR_FIELDS, DESCRIPTOR_BYTES, encode_descriptor, dec
 from .swizzle import swizzle, swizzle_repeat, smem_alignment
 from .request import Request, validate_request
 from .traversal import box_elements, row_walk
+from .im2col import im2col_pixels, PixelWalk   # registers the im2col row walks
+from . import gather as _gather                 # registers the gather4/scatter4 row walks
 from .transactions import Transaction, Transactions, transactions, transaction_bytes
 from .copy import GlobalMemory, load, store, reduce, prefetch, OOB_NAN_PATTERNS
 
@@ -26,7 +28,7 @@ __all__ = list(_types_all) + [
     "ErrorCode", "TmaError", "RULES", "TensorMap", "encode_tiled", "encode_im2col",
     "encode_im2col_wide", "DESCRIPTOR_FIELDS", "DESCRIPTOR_BYTES", "encode_descriptor",
     "decode_descriptor", "swizzle", "swizzle_repeat", "smem_alignment", "Request",
-    "validate_request", "box_elements", "row_walk", "Transaction", "Transactions",
+    "validate_request", "box_elements", "row_walk", "im2col_pixels", "PixelWalk", "Transaction", "Transactions",
     "transactions", "transaction_bytes", "GlobalMemory", "load", "store", "reduce", "prefetch",
     "OOB_NAN_PATTERNS",
 ]

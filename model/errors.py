@@ -100,7 +100,7 @@ RULES: dict[ErrorCode, str] = {
     ErrorCode.COORD_COUNT: "a request gives one coordinate per dimension (five for gather4/scatter4)",
     ErrorCode.COORD_RANGE: "coordinates are signed 32-bit values",
     ErrorCode.STORE_NEGATIVE_COORD: "store and reduce coordinates are >= 0",
-    ErrorCode.FLIP_8B_DIRECTION: "the 8B-flip atomicity is for loads only, and not with im2col::w",
+    ErrorCode.FLIP_8B_DIRECTION: "the 8B-flip atomicity is for the load direction (load, prefetch) only, and not with im2col::w",
     ErrorCode.PACKED_DIRECTION: "the packed type and swizzle are allowed in this copy direction",
     ErrorCode.PACKED_COORD: "sub-byte types: coordinates[0] is a multiple of 128",
     ErrorCode.SMEM_ALIGN: "the shared-memory address is aligned for the swizzle (16, 32, 64 or 128 bytes)",

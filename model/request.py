@@ -153,9 +153,9 @@ def validate_request(tm: TensorMap, req: Request) -> None:
     if not 0 <= req.multicast_mask < (1 << 16):
         _fail(ErrorCode.MULTICAST_DIRECTION, "multicast_mask", hex(req.multicast_mask), "is not a 16-bit CTA mask")
 
-    if tm.swizzle == Swizzle.B128_ATOM_32B_FLIP_8B and (op != Operation.LOAD or mode == AccessMode.IM2COL_W):
+    if tm.swizzle == Swizzle.B128_ATOM_32B_FLIP_8B and (op.writes_global or mode == AccessMode.IM2COL_W):
         _fail(ErrorCode.FLIP_8B_DIRECTION, "swizzle", tm.swizzle.name,
-              f"is for loads only, and not with im2col::w ({op.name} {mode.name})")
+              f"is for the load direction only, and not with im2col::w ({op.name} {mode.name})")
     if tm.swizzle == Swizzle.B96 and mode == AccessMode.IM2COL_W_128:
         _fail(ErrorCode.SWIZZLE_96B, "swizzle", tm.swizzle.name, "is not allowed with im2col::w::128")
     info = tm.info

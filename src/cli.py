@@ -15,18 +15,16 @@ import json
 import signal
 import sys
 
-from .model import (DataType, MapKind, Operation, Request, Swizzle, TensorMap, TmaError,
-                    transactions, transaction_bytes, encode_descriptor)
+from .model import Request, TensorMap, TmaError, transactions, transaction_bytes, encode_descriptor
 from .model.traversal import row_walk
+from .model.examples import EXAMPLES, example
 
 __all__ = ["main", "DEFAULT_TENSOR_MAP", "DEFAULT_REQUEST"]
 
 #: The built-in example: an fp16 GEMM operand tile (64 elements = 128 bytes wide, 128B
 #: swizzle, as CUTLASS SM90 kernels load them) at the bottom-right edge of a 1000 x 1000
 #: matrix, so that the last columns and rows fall out of bounds.
-DEFAULT_TENSOR_MAP = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x7F0000000000,
-                               (1000, 1000), (2048,), (64, 8), (1, 1), swizzle=Swizzle.B128)
-DEFAULT_REQUEST = Request(Operation.LOAD, (960, 996), smem_address=0x400)
+DEFAULT_TENSOR_MAP, DEFAULT_REQUEST = example("gemm-edge")
 
 
 def _load_json(path):
@@ -36,6 +34,10 @@ def _load_json(path):
 
 def _case_from_args(args):
     tm, req = DEFAULT_TENSOR_MAP, DEFAULT_REQUEST
+    if args.example:
+        if args.example not in EXAMPLES:
+            raise KeyError(f"no example {args.example!r}; there are: {', '.join(EXAMPLES)}")
+        tm, req = example(args.example)
     if args.case:
         data = _load_json(args.case)
         tm = TensorMap.from_dict(data["tensor_map"])
@@ -112,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     layout = sub.add_parser("layout", help="where every 16-byte chunk of a copy lands")
     layout.add_argument("case", nargs="?", help="JSON file with 'tensor_map' and 'request' (default: built-in)")
+    layout.add_argument("--example", help="a built-in example: " + ", ".join(EXAMPLES))
     layout.add_argument("--descriptor", help="JSON file with the tensor map's fields")
     layout.add_argument("--request", help="JSON file with the request's fields")
     layout.add_argument("--coords", help="coordinates, dimension 0 first, e.g. 960,996")

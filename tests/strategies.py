@@ -107,3 +107,146 @@ def tiled_cases(draw, operations=(Operation.LOAD, Operation.STORE, Operation.PRE
     request = Request(operation, coords, smem_address=smem, reduce_op=op,
                       request_id=draw(st.integers(0, 255)))
     return tm, request
+
+
+def _channels(draw, info, swizzle_span=None):
+    """A channels-per-pixel value whose row is whole chunks (and fits a swizzle span)."""
+    if info.align16b:
+        return 128
+    chunk_values = 16 * info.values_per_unit // info.unit_smem_bytes
+    most = 256 // chunk_values
+    if swizzle_span:
+        most = min(most, swizzle_span // 16)
+    return chunk_values * draw(st.integers(1, max(1, min(most, 8))))
+
+
+def _strides(draw, info, dims, align):
+    strides = []
+    extent = info.global_bytes(dims[0])
+    for d in range(1, len(dims)):
+        stride = -(-extent // align) * align + align * draw(st.integers(0, 1))
+        strides.append(stride)
+        extent = stride * dims[d]
+    return strides
+
+
+IM2COL_DTYPES = [d for d in DataType if d != DataType.U4_ALIGN8B]
+
+
+@st.composite
+def im2col_cases(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation.STORE)):
+    """A legal (TensorMap, Request) pair for an im2col copy (im2col_no_offs for stores)."""
+    from tma_unit.model import AccessMode
+    from tma_unit.model.tensormap import CORNER_RANGES
+    from tma_unit.model.request import IM2COL_OFFSET_RANGES
+    operation = draw(st.sampled_from(operations))
+    store = operation == Operation.STORE
+    dtype = draw(st.sampled_from([d for d in IM2COL_DTYPES if not (store and d == DataType.U4_ALIGN16B)]))
+    info = TYPE_INFO[dtype]
+    rank = draw(st.integers(3, 5))
+    if info.align16b:
+        swizzles = PACKED_SWIZZLES[dtype]["store" if store else "load"] - {Swizzle.B128_ATOM_64B}
+        swizzle = draw(st.sampled_from(sorted(swizzles)))
+    else:
+        swizzle = draw(st.sampled_from([s for s in Swizzle if not (store and s == Swizzle.B128_ATOM_32B_FLIP_8B)]))
+    channels = _channels(draw, info, swizzle.span or None)
+    spatial = rank - 2
+    low, high = CORNER_RANGES[rank]
+    dims = [channels * draw(st.integers(1, 2)) + (0 if info.packed else draw(st.integers(0, 3)))]
+    lower, upper = [], []
+    for i in range(spatial):
+        dim = draw(st.integers(1, 9))
+        lo = draw(st.integers(0, min(3, dim - 1)) if store else st.integers(max(low, -3), 3))
+        up = draw(st.integers(max(low, lo - dim + 1), 0 if store else min(high, 3)))
+        dims.append(dim)
+        lower.append(lo)
+        upper.append(up)
+    dims.append(draw(st.integers(1, 3)))                 # N
+    align = 32 if info.align16b else 16
+    es = [1] + [draw(st.integers(1, 3)) for _ in range(spatial)] + [1]
+    fill = OobFill.NONE
+    if info.is_float and not info.packed:
+        fill = draw(st.sampled_from(list(OobFill)))
+    tm = TensorMap(MapKind.IM2COL, dtype, align * draw(st.integers(1, 8)), dims, _strides(draw, info, dims, align),
+                   (), es, Interleave.NONE, swizzle, L2Promotion.NONE, fill, lower, upper, channels,
+                   draw(st.integers(1, 48)))
+    coords = [0 if info.packed else draw(st.integers(0 if store else -4, dims[0]))]
+    for i in range(spatial):
+        coords.append(draw(st.integers(0 if store else lower[i] - 2, dims[i + 1] + upper[i] + 1)))
+    coords.append(draw(st.integers(0, dims[-1])))
+    offsets = ()
+    if not store:
+        top = IM2COL_OFFSET_RANGES[rank][1]
+        offsets = tuple(draw(st.integers(0, min(top, 3))) for _ in range(spatial))
+    smem = smem_alignment(swizzle) * draw(st.integers(0, 16))
+    return tm, Request(operation, coords, smem_address=smem, mode=AccessMode.IM2COL, im2col_offsets=offsets)
+
+
+@st.composite
+def wide_cases(draw):
+    """A legal (TensorMap, Request) pair for an im2col::w or im2col::w::128 load."""
+    from tma_unit.model import AccessMode, Im2colWideMode
+    dtype = draw(st.sampled_from(IM2COL_DTYPES))
+    info = TYPE_INFO[dtype]
+    rank = draw(st.integers(3, 5))
+    wide = draw(st.sampled_from(list(Im2colWideMode)))
+    choices = [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]
+    if info.align16b:
+        choices = [Swizzle.B128, Swizzle.B128_ATOM_32B]
+    swizzle = draw(st.sampled_from(choices))
+    channels = _channels(draw, info, swizzle.span)
+    dims = [channels + (0 if info.packed else draw(st.integers(0, 3)))]
+    dims += [draw(st.integers(1, 40))] + [draw(st.integers(1, 4)) for _ in range(rank - 3)] + [draw(st.integers(1, 3))]
+    lo = draw(st.integers(-3, 3))
+    up = draw(st.integers(lo - dims[1] + 1, 3))
+    es = [1, draw(st.integers(1, 3))] + [1] * (rank - 2)
+    align = 32 if info.align16b else 16
+    tm = TensorMap(MapKind.IM2COL_WIDE, dtype, align * draw(st.integers(1, 8)), dims,
+                   _strides(draw, info, dims, align), (), es, Interleave.NONE, swizzle, L2Promotion.NONE,
+                   OobFill.NONE, (lo,), (up,), channels, draw(st.integers(1, 48)), wide)
+    mode = AccessMode.IM2COL_W if wide == Im2colWideMode.W else AccessMode.IM2COL_W_128
+    coords = [0 if info.packed else draw(st.integers(-4, dims[0]))]
+    coords += [draw(st.integers(lo - 4, dims[1] + up + 1))]
+    coords += [draw(st.integers(-1, d)) for d in dims[2:-1]] + [draw(st.integers(0, dims[-1]))]
+    halo = draw(st.integers(0, 8))
+    return tm, Request(Operation.LOAD, coords, smem_address=smem_alignment(swizzle) * draw(st.integers(0, 8)),
+                       mode=mode, w_halo=halo, w_offset=draw(st.integers(0, 4)))
+
+
+@st.composite
+def gather4_cases(draw):
+    """A legal (TensorMap, Request) pair for a gather4 load or scatter4 store."""
+    from tma_unit.model import AccessMode
+    scatter = draw(st.booleans())
+    dtype = draw(st.sampled_from([d for d in DataType if d != DataType.U4_ALIGN16B]))
+    info = TYPE_INFO[dtype]
+    if info.align16b:
+        box0 = 128
+    else:
+        chunk_values = 16 * info.values_per_unit // info.unit_smem_bytes
+        box0 = chunk_values * draw(st.integers(1, max(1, min(8, 256 // chunk_values))))
+    row_bytes = info.smem_bytes(box0)
+    choices = [s for s in Swizzle if s == Swizzle.NONE or row_bytes <= s.span]
+    if info.align16b:
+        choices = [s for s in choices if s in PACKED_SWIZZLES[dtype]["store" if scatter else "load"]]
+    if scatter:
+        choices = [s for s in choices if s != Swizzle.B128_ATOM_32B_FLIP_8B]
+    swizzle = draw(st.sampled_from(choices))
+    if info.align16b:
+        dim0 = 128 * draw(st.integers(1, 3))
+    elif info.packed:
+        dim0 = 2 * draw(st.integers(1, 200))
+    else:
+        dim0 = draw(st.integers(1, box0 + 8))
+    dims = (dim0, draw(st.integers(1, 12)))
+    tm = TensorMap(MapKind.TILED, dtype, 32 * draw(st.integers(1, 8)), dims,
+                   _strides(draw, info, dims, 32 if info.align16b else 16), (box0, 1), (1, 1),
+                   Interleave.NONE, swizzle)
+    low = 0 if scatter else -2
+    column = draw(st.integers(low, dim0))
+    if info.packed:
+        column = 128 * draw(st.integers(0, dim0 // 128))
+    rows = [draw(st.integers(low, dims[1] + 1)) for _ in range(4)]
+    operation, mode = (Operation.STORE, AccessMode.SCATTER4) if scatter else (Operation.LOAD, AccessMode.GATHER4)
+    return tm, Request(operation, [column] + rows, smem_address=smem_alignment(swizzle) * draw(st.integers(0, 8)),
+                       mode=mode)

@@ -45,3 +45,11 @@ def test_layout_reports_a_broken_rule(capsys):
 def test_generated_docs_are_current():
     for name, build in GENERATED.items():
         assert (DOCS / name).read_text() == build(), f"docs/{name} is stale: run `tma-unit docs`"
+
+
+def test_every_example_lays_out(capsys):
+    from tma_unit.model.examples import EXAMPLES
+    for name in EXAMPLES:
+        assert main(["layout", "--example", name]) == 0, name
+    out = capsys.readouterr().out
+    assert "IM2COL_W_128" in out and "GATHER4" in out

@@ -130,7 +130,7 @@ REQUEST_CASES = [
      ErrorCode.MULTICAST_DIRECTION, "MULTICAST_DIRECTION: multicast_mask = 0x3 is set on a STORE"),
     ("flip-store", tiled(swizzle=Swizzle.B128_ATOM_32B_FLIP_8B), Request(Operation.STORE, (0, 0, 0)),
      ErrorCode.FLIP_8B_DIRECTION,
-     "FLIP_8B_DIRECTION: swizzle = B128_ATOM_32B_FLIP_8B is for loads only, and not with im2col::w (STORE TILE)"),
+     "FLIP_8B_DIRECTION: swizzle = B128_ATOM_32B_FLIP_8B is for the load direction only, and not with im2col::w (STORE TILE)"),
     ("packed-direction", tiled(dtype=DataType.U4_ALIGN16B, global_dims=(128, 32, 8), box_dims=(128, 16, 2)),
      Request(Operation.STORE, (0, 0, 0)), ErrorCode.PACKED_DIRECTION,
      "PACKED_DIRECTION: swizzle = NONE is not allowed for a STORE of U4_ALIGN16B"),
