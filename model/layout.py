@@ -190,3 +190,71 @@ def descriptor_fields(image: bytes) -> dict[str, list[int]]:
 def decode_descriptor(image: bytes) -> TensorMap:
     """The tensor map of a 128-byte image; an illegal field raises its validation error."""
     return tensor_map_from_fields(descriptor_fields(image))
+
+
+# -- the request and completion images (the RTL's stream payloads) ----------------------
+
+@dataclass(frozen=True)
+class PayloadField:
+    """One field of a stream payload: ``count`` entries of ``width`` bits, packed in
+    table order from bit 0."""
+    name: str
+    width: int
+    count: int = 1
+    signed: bool = False
+    doc: str = ""
+
+
+#: The request stream's payload. The RTL's ``data.StructLayout`` and the model's
+#: :func:`encode_request` / :func:`decode_request` are both built from this table.
+REQUEST_FIELDS: tuple[PayloadField, ...] = (
+    PayloadField("operation", 2, doc="0 load, 1 store, 2 reduce, 3 prefetch"),
+    PayloadField("mode", 3, doc="0 tile, 1 gather4, 2 scatter4, 3 im2col, 4 im2col::w, 5 im2col::w::128"),
+    PayloadField("reduce_op", 3, doc="0 add, 1 min, 2 max, 3 inc, 4 dec, 5 and, 6 or, 7 xor"),
+    PayloadField("slot", 8, doc="descriptor slot"),
+    PayloadField("request_id", 16, doc="tag returned with the completion"),
+    PayloadField("multicast_mask", 16, doc="CTA mask of a multicast load"),
+    PayloadField("smem_address", 32, doc="dstMem / srcMem shared-memory byte address"),
+    PayloadField("coordinates", 32, 5, True, "tensor coordinates, dimension 0 first"),
+    PayloadField("im2col_offsets", 16, 3, doc="im2col offsets W, H, D"),
+    PayloadField("w_halo", 10, doc="im2col::w wHalo"),
+    PayloadField("w_offset", 5, doc="im2col::w wOffset"),
+)
+
+#: The completion stream's payload.
+COMPLETION_FIELDS: tuple[PayloadField, ...] = (
+    PayloadField("request_id", 16, doc="the request's tag"),
+    PayloadField("status", 8, doc="0 ok, else the error code (docs/errors.md)"),
+    PayloadField("transaction_bytes", 32, doc="mbarrier transaction count (0 on error)"),
+)
+
+
+def payload_width(table) -> int:
+    return sum(f.width * f.count for f in table)
+
+
+def pack_payload(table, values: dict) -> int:
+    """Pack field values (lists for arrays) into one integer, table order from bit 0."""
+    word, offset = 0, 0
+    for f in table:
+        entries = values.get(f.name, 0)
+        entries = list(entries) if f.count > 1 else [entries]
+        entries += [0] * (f.count - len(entries))
+        for value in entries:
+            word |= (int(value) & ((1 << f.width) - 1)) << offset
+            offset += f.width
+    return word
+
+
+def unpack_payload(table, word: int) -> dict:
+    values, offset = {}, 0
+    for f in table:
+        entries = []
+        for _ in range(f.count):
+            raw = (word >> offset) & ((1 << f.width) - 1)
+            if f.signed and raw >> (f.width - 1):
+                raw -= 1 << f.width
+            entries.append(raw)
+            offset += f.width
+        values[f.name] = entries if f.count > 1 else entries[0]
+    return values

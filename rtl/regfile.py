@@ -1,0 +1,191 @@
+"""The descriptor register file and status registers, behind Wishbone.
+
+``slots`` tensor-map images of 1024 bits (docs/descriptor.md) in one memory with byte
+write enables, plus the status registers of :data:`REGISTERS`. A bus write to a slot's
+words clears the slot's valid bit: software writes the 32 words, then sets the bit in
+SLOT_VALID, so a half-written descriptor is never used. A request reads (snapshots) its
+slot when it is accepted; later writes cannot touch a copy in flight.
+
+docs/registers.md is generated from :data:`REGISTERS`.
+"""
+
+from dataclasses import dataclass
+
+from amaranth.hdl import Module, Signal, Cat, Const, Mux, unsigned
+from amaranth.lib import wiring
+from amaranth.lib.memory import Memory
+from amaranth.lib.wiring import In, Out
+
+from ..model.config import UnitConfig
+from ..model.layout import DESCRIPTOR_BITS
+from .bus import WishboneSignature
+from .layouts import DescriptorLayout
+
+__all__ = ["DescriptorFile", "Register", "REGISTERS", "SLOT_BASE", "SLOT_STRIDE", "ID_VALUE",
+           "bus_addr_width"]
+
+ID_VALUE = 0x544D4131          # "TMA1"
+SLOT_BASE = 0x400              # byte address of slot 0's word 0
+SLOT_STRIDE = DESCRIPTOR_BITS // 8
+WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
+
+
+@dataclass(frozen=True)
+class Register:
+    name: str
+    offset: int
+    access: str         # "ro", "rw", "rw1c"
+    doc: str
+
+
+REGISTERS: tuple[Register, ...] = (
+    Register("ID", 0x000, "ro", "0x544D4131, 'TMA1'"),
+    Register("CONFIG", 0x004, "ro", "[3:0] lanes, [11:4] slots - 1, [18:12] address_width, [23:19] id_width - 1"),
+    Register("SMEM_BYTES", 0x008, "ro", "shared-memory bytes the unit may write"),
+    Register("STATUS", 0x00C, "rw1c", "[0] ERROR: a request was rejected since the last clear (write 1 to clear "
+             "[0], [15:8] and [31:16]); [1] BUSY: requests in flight; [15:8] LAST_ERROR: code of the last "
+             "rejection (docs/errors.md); [31:16] ERROR_COUNT: rejections, saturating"),
+    Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejected request"),
+    Register("COMPLETED", 0x014, "ro", "completions sent, ok or error (wraps at 2^32)"),
+    Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
+             "word of slot s clears bit s"),
+)
+_BY_NAME = {r.name: r for r in REGISTERS}
+
+
+def bus_addr_width(config: UnitConfig) -> int:
+    """Word-address bits that cover the registers and every slot."""
+    top = SLOT_BASE + config.slots * SLOT_STRIDE
+    return max(1, (top // 4 - 1).bit_length())
+
+
+class DescriptorFile(wiring.Component):
+    """Tensor-map slots and status registers.
+
+    Ports
+    -----
+    bus : Wishbone target
+    snap_slot, snap_en : in
+        Read slot ``snap_slot`` when ``snap_en``; ``snap_data`` and ``snap_valid`` hold it
+        from the next cycle.
+    report : in
+        Strobe with ``report_code`` (0 ok, else an error code) and ``report_id`` for each
+        completion the unit sends.
+    busy : in
+        Requests in flight (STATUS.BUSY).
+    """
+
+    def __init__(self, config: UnitConfig):
+        self.config = config
+        self.slot_width = max(1, (config.slots - 1).bit_length())
+        super().__init__({
+            "bus": In(WishboneSignature(bus_addr_width(config))),
+            "snap_slot": In(8),
+            "snap_en": In(1),
+            "snap_data": Out(DescriptorLayout),
+            "snap_valid": Out(1),
+            "report": In(1),
+            "report_code": In(8),
+            "report_id": In(config.id_width),
+            "busy": In(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        bus = self.bus
+
+        m.submodules.mem = mem = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[])
+        write = mem.write_port(granularity=8)
+        bus_read = mem.read_port()
+        snap_read = mem.read_port()
+
+        slot_valid = Signal(config.slots)
+        status_error = Signal()
+        last_error = Signal(8)
+        error_count = Signal(16)
+        error_id = Signal(16)
+        completed = Signal(32)
+
+        # -- snapshot port --------------------------------------------------------------
+        snap_in_range = self.snap_slot < config.slots
+        m.d.comb += [
+            snap_read.addr.eq(self.snap_slot[:self.slot_width]),
+            snap_read.en.eq(self.snap_en),
+            self.snap_data.eq(snap_read.data),
+        ]
+        with m.If(self.snap_en):
+            m.d.sync += self.snap_valid.eq(snap_in_range & (slot_valid >> self.snap_slot[:self.slot_width])[0])
+
+        # -- bus decode -----------------------------------------------------------------
+        byte_addr = Cat(Const(0, 2), bus.adr)
+        start = bus.cyc & bus.stb & ~bus.ack & ~bus.err
+        in_slots = (byte_addr >= SLOT_BASE) & (byte_addr < SLOT_BASE + config.slots * SLOT_STRIDE)
+        slot_offset = byte_addr - SLOT_BASE
+        slot = slot_offset[7:7 + self.slot_width] if config.slots > 1 else Const(0, 1)
+        word = slot_offset[2:7]
+        word_reg = Signal(5)
+        read_slot = Signal()            # the response reads the slot memory
+        read_value = Signal(32)         # or this register value
+
+        m.d.comb += [
+            bus_read.addr.eq(slot),
+            write.addr.eq(slot),
+            write.data.eq(bus.dat_w.replicate(WORDS_PER_SLOT)),
+        ]
+        m.d.sync += [bus.ack.eq(0), bus.err.eq(0)]
+
+        def reg(name):
+            return byte_addr == _BY_NAME[name].offset
+
+        def masked(old, new):
+            """``new`` where ``sel`` enables a byte, ``old`` elsewhere (32 bits)."""
+            return Cat(*(Mux(bus.sel[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(4)))
+
+        values = self._register_values(slot_valid, status_error, last_error, error_count, error_id, completed)
+        with m.If(start):
+            m.d.sync += [read_slot.eq(0), word_reg.eq(word)]
+            with m.If(in_slots):
+                m.d.sync += bus.ack.eq(1)
+                with m.If(bus.we):
+                    m.d.comb += write.en.eq(bus.sel << (4 * word))
+                    m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << slot))
+                with m.Else():
+                    m.d.comb += bus_read.en.eq(1)
+                    m.d.sync += read_slot.eq(1)
+            with m.Elif(bus.we):
+                with m.If(reg("STATUS")):
+                    m.d.sync += bus.ack.eq(1)
+                    with m.If(bus.sel[0] & bus.dat_w[0]):
+                        m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0)]
+                with m.Elif(reg("SLOT_VALID")):
+                    m.d.sync += [bus.ack.eq(1), slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))]
+                with m.Else():
+                    m.d.sync += bus.err.eq(1)           # read-only or unmapped
+            with m.Else():
+                m.d.sync += [bus.err.eq(1), read_value.eq(0)]
+                for register, value in values.items():
+                    with m.If(reg(register)):
+                        m.d.sync += [bus.err.eq(0), bus.ack.eq(1), read_value.eq(value)]
+        m.d.comb += bus.dat_r.eq(Mux(read_slot, bus_read.data.word_select(word_reg, 32), read_value))
+
+        # -- status: every completion counts; a rejection sets the sticky error -----------
+        with m.If(self.report):
+            m.d.sync += completed.eq(completed + 1)
+            with m.If(self.report_code != 0):
+                m.d.sync += [status_error.eq(1), last_error.eq(self.report_code), error_id.eq(self.report_id),
+                             error_count.eq(error_count + (error_count != 0xFFFF))]
+        return m
+
+    def _register_values(self, slot_valid, status_error, last_error, error_count, error_id, completed):
+        config = self.config
+        return {
+            "ID": Const(ID_VALUE, 32),
+            "CONFIG": Const(config.lanes | (config.slots - 1) << 4 | config.address_width << 12
+                            | (config.id_width - 1) << 19, 32),
+            "SMEM_BYTES": Const(config.smem_bytes, 32),
+            "STATUS": Cat(status_error, self.busy, Const(0, 6), last_error, error_count),
+            "ERROR_ID": error_id,
+            "COMPLETED": completed,
+            "SLOT_VALID": Cat(slot_valid, Const(0, 32))[:32],
+        }
