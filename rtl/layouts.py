@@ -92,3 +92,57 @@ def beat_layout(config: UnitConfig) -> data.StructLayout:
         "multicast_mask": unsigned(16),
         "last": 1,
     })
+
+
+DIGITS = 5          # the walker's odometer: chunk in row, then box dimensions 1..4
+RADIX_WIDTH = 9     # a radix is at most 256 (box elements per dimension)
+
+
+def job_layout(config: UnitConfig) -> data.StructLayout:
+    """One accepted request, checked and set up: what the walker and the datapath need.
+
+    The walker steps every lane's odometer by ``lanes`` chunks a beat: ``step_digits`` is
+    ``lanes`` written in the odometer's mixed radix, ``lane_digits[j]`` lane ``j``'s start.
+    """
+    return data.StructLayout({
+        "code": unsigned(8),
+        "request_id": unsigned(config.id_width),
+        "operation": Operation,
+        "reduce_op": ReduceOp,
+        "multicast_mask": unsigned(16),
+        "gather": 1,
+        "transaction_bytes": unsigned(32),
+        "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
+        "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
+        "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane
+        "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
+        "lane_alive": unsigned(config.lanes),
+        "beat": beat_constants_layout(config),
+    })
+
+
+def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
+    """What every beat of a job needs to turn odometer digits into transactions."""
+    return data.StructLayout({
+        "start": data.ArrayLayout(signed(32), 5),        # coordinates (gather4: column, rows)
+        "element_strides": data.ArrayLayout(unsigned(4), 5),
+        "dims": data.ArrayLayout(unsigned(33), 5),
+        "strides": data.ArrayLayout(unsigned(40), 4),
+        "base": unsigned(config.address_width),
+        "smem_base": unsigned(config.smem_address_width),
+        "swizzle": unsigned(3),
+        "units_per_chunk": unsigned(5),
+        "units_last": unsigned(5),
+        "value_step": unsigned(5),                      # values between units along dim 0
+        "values_per_unit_log2": unsigned(3),
+        "unit_global_bytes": unsigned(5),
+        "row_chunks": unsigned(RADIX_WIDTH),
+        "gather": 1,
+        "prefetch": 1,
+        "element_pitch": unsigned(7),
+        "fill": Fill,
+        "request_id": unsigned(config.id_width),
+        "operation": Operation,
+        "reduce_op": ReduceOp,
+        "multicast_mask": unsigned(16),
+    })

@@ -250,3 +250,52 @@ def gather4_cases(draw):
     operation, mode = (Operation.STORE, AccessMode.SCATTER4) if scatter else (Operation.LOAD, AccessMode.GATHER4)
     return tm, Request(operation, [column] + rows, smem_address=smem_alignment(swizzle) * draw(st.integers(0, 8)),
                        mode=mode)
+
+
+@st.composite
+def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16):
+    """A co-simulation scenario: up to ``max_requests`` requests on their own slots, random
+    backpressure and gaps. With ``legal_only`` False, some descriptors have a random field
+    overwritten and some requests random fields, so many break a rule."""
+    from tma_unit.model import encode_descriptor
+    from tma_unit.model.layout import flat_fields
+    from tma_unit.model.unit import fields_from_request
+    from tma_unit.sim.cosim import Scenario
+    count = draw(st.integers(1, max_requests))
+    images, requests = {}, []
+    valid = 0
+    for i in range(count):
+        tm, req = draw(st.one_of(
+            tiled_cases(operations=(Operation.LOAD, Operation.STORE, Operation.REDUCE, Operation.PREFETCH),
+                        max_rows=max_rows),
+            gather4_cases()))
+        slot = i % config.slots
+        image = encode_descriptor(tm)
+        fields = fields_from_request(req.__class__(**{**req.__dict__, "request_id": i}), slot)
+        if not legal_only and draw(st.booleans()):
+            if draw(st.booleans()):
+                name, offset, width, _ = draw(st.sampled_from(list(flat_fields())))
+                bits = int.from_bytes(image, "little") & ~(((1 << width) - 1) << offset)
+                image = (bits | (draw(st.integers(0, (1 << width) - 1)) << offset)).to_bytes(128, "little")
+            else:
+                key = draw(st.sampled_from(["operation", "mode", "reduce_op", "smem_address", "multicast_mask",
+                                            "coordinates", "slot"]))
+                if key == "coordinates":
+                    fields["coordinates"] = [draw(st.integers(-(1 << 31), (1 << 31) - 1))] + fields["coordinates"][1:]
+                elif key == "slot":
+                    fields["slot"] = draw(st.integers(0, 255))
+                else:
+                    width = {"operation": 2, "mode": 3, "reduce_op": 3, "smem_address": 32, "multicast_mask": 16}[key]
+                    fields[key] = draw(st.integers(0, (1 << width) - 1))
+            if draw(st.integers(0, 3)) == 0:
+                continue_valid = False
+            else:
+                continue_valid = True
+        else:
+            continue_valid = True
+        images[slot] = image
+        if continue_valid:
+            valid |= 1 << slot
+        requests.append(fields)
+    return Scenario(config, images, valid, requests, seed=draw(st.integers(0, 1 << 16)),
+                    ready_probability=draw(st.sampled_from([1.0, 0.7, 0.3])), max_gap=draw(st.integers(0, 3)))

@@ -1,0 +1,77 @@
+"""The copy unit: descriptor file, front end, walker and datapath joined.
+
+Read a request's path in this order: :mod:`.regfile` (the tensor map is written over
+Wishbone), :mod:`.frontend` (the request is accepted, its descriptor snapshotted and
+checked), :mod:`.walker` (the box is walked ``lanes`` chunks a cycle), :mod:`.datapath`
+(coordinates, bounds, addresses, swizzle, then beats and the completion).
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import wiring, stream
+from amaranth.lib.wiring import In, Out, connect
+
+from ..model.config import UnitConfig
+from .bus import WishboneSignature
+from .datapath import Datapath
+from .frontend import FrontEnd
+from .layouts import RequestLayout, CompletionLayout, beat_layout
+from .regfile import DescriptorFile, bus_addr_width
+from .walker import Walker
+
+__all__ = ["TmaUnit"]
+
+
+class TmaUnit(wiring.Component):
+    """The TMA address-generation and swizzle unit.
+
+    Parameters
+    ----------
+    config : UnitConfig
+        Lanes, descriptor slots, address widths (``tma_unit.model.config``).
+
+    Ports
+    -----
+    bus : Wishbone target (docs/registers.md)
+    requests : stream in (``RequestLayout``)
+    beats : stream out (``beat_layout(config)``): ``lanes`` 16-byte chunk transactions a beat
+    completions : stream out (``CompletionLayout``): one per request, in request order
+    """
+
+    def __init__(self, config: UnitConfig = UnitConfig()):
+        if not isinstance(config, UnitConfig):
+            raise TypeError(f"config must be a UnitConfig, not {config!r}")
+        self.config = config
+        super().__init__({
+            "bus": In(WishboneSignature(bus_addr_width(config))),
+            "requests": In(stream.Signature(RequestLayout)),
+            "beats": Out(stream.Signature(beat_layout(config))),
+            "completions": Out(stream.Signature(CompletionLayout)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        m.submodules.regfile = regfile = DescriptorFile(config)
+        m.submodules.frontend = frontend = FrontEnd(config)
+        m.submodules.walker = walker = Walker(config)
+        m.submodules.datapath = datapath = Datapath(config)
+
+        connect(m, wiring.flipped(self.bus), regfile.bus)
+        connect(m, wiring.flipped(self.requests), frontend.requests)
+        connect(m, frontend.job, walker.job)
+        connect(m, datapath.beats, wiring.flipped(self.beats))
+        connect(m, datapath.completions, wiring.flipped(self.completions))
+        m.d.comb += [
+            regfile.snap_slot.eq(frontend.snap_slot),
+            regfile.snap_en.eq(frontend.snap_en),
+            frontend.snap_data.eq(regfile.snap_data),
+            frontend.snap_valid.eq(regfile.snap_valid),
+            walker.advance.eq(datapath.advance),
+            datapath.walk.eq(walker.walk),
+            datapath.walk_valid.eq(walker.walk_valid),
+            regfile.report.eq(datapath.report),
+            regfile.report_code.eq(datapath.report_code),
+            regfile.report_id.eq(datapath.report_id),
+            regfile.busy.eq(datapath.in_flight | frontend.job.valid | walker.walk_valid),
+        ]
+        return m

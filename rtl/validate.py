@@ -1,0 +1,200 @@
+"""The rules a request and its snapshotted descriptor must keep, in hardware.
+
+Every rule of REFERENCE.md sections 1-2 that a stored descriptor or a hardware request can
+break, plus the unit's own limits, each a condition computed from the decoded fields
+(:mod:`.decode`), checked in the order the golden model checks them, so that the first
+broken rule gives the same error code (docs/errors.md). Rules a stored descriptor cannot
+break (a dimension of 0, a box of 257: the encodings cannot hold them) have no logic here;
+docs/hardware-validation.md lists them with the reason.
+
+Inputs come in two groups so the unit can register the wide products a cycle before the
+comparisons (``products``): the stride extents ``stride[i-1] * dim[i]``, the tensor's last
+byte and the box's byte count.
+"""
+
+from amaranth.hdl import Array, Const, Mux, Cat, Signal
+
+from ..model.errors import ErrorCode
+from ..model.request import REDUCE_TYPES, IM2COL_OFFSET_RANGES, MAX_W_HALO
+from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES
+from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind, Operation,
+                           ReduceOp, SwizzleMode, SwizzleAtomicity, Swizzle)
+from .decode import type_table
+
+__all__ = ["products", "rule_list", "first_broken_rule", "swizzle_value", "smem_alignment_log2"]
+
+
+def swizzle_value(d):
+    """The driver's ``CUtensorMapSwizzle`` number of the stored (mode, atomicity) pair
+    (96B as 7), for rules written in its terms."""
+    mode, atom = d.swizzle_mode, d.swizzle_atomicity
+    return Mux(mode == SwizzleMode.B96, Swizzle.B96,
+               Mux(mode == SwizzleMode.B128, Swizzle.B128 + atom, mode))
+
+
+def smem_alignment_log2(swizzle):
+    """log2 of the shared-memory alignment a swizzle needs (docs/decisions.md)."""
+    return Mux(swizzle == Swizzle.NONE, 4,
+               Mux((swizzle == Swizzle.B128_ATOM_32B) | (swizzle == Swizzle.B128_ATOM_32B_FLIP_8B), 5,
+                   Mux(swizzle == Swizzle.B128_ATOM_64B, 6, 7)))
+
+
+def _in_set(value, members):
+    out = Const(0, 1)
+    for member in members:
+        out = out | (value == member)
+    return out
+
+
+def _ptx(dtype):
+    return TYPE_INFO[dtype].ptx_code
+
+
+def products(d):
+    """The wide products the rules compare against (register them before :func:`rule_list`)."""
+    extents = [d.strides[i - 1] * d.dims[i] for i in range(1, 4)]
+    last = d.dim0_bytes - 1
+    for i in range(1, 5):
+        last = last + Mux(d.in_rank[i], (d.dims[i] - 1) * d.strides[i - 1], 0)
+    return {"extent": extents, "tensor_span": last}
+
+
+def rule_list(d, req, p, slot_valid, box_bytes, config):
+    """(broken?, code) pairs in the model's order of checking."""
+    rules = []
+
+    def rule(condition, code):
+        rules.append((condition, code))
+
+    rank = d.rank
+    align16b = _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
+    swizzle = swizzle_value(d)
+
+    rule(~slot_valid, ErrorCode.SLOT_INVALID)
+    # -- decoding the image (model/layout.py tensor_map_from_fields) ----------------------
+    rule(rank > 5, ErrorCode.RANK_RANGE)
+    rule(d.swizzle_mode > SwizzleMode.B96, ErrorCode.ENUM_RANGE)
+    rule((d.swizzle_atomicity != SwizzleAtomicity.A16B) & (d.swizzle_mode != SwizzleMode.B128),
+         ErrorCode.SWIZZLE_ATOMICITY)
+    rule(d.kind == 3, ErrorCode.ENUM_RANGE)
+    rule(d.interleave == 3, ErrorCode.ENUM_RANGE)
+    # -- the tensor map's rules (model/tensormap.py _validate) ----------------------------
+    rule(~d.tiled & (rank < 3), ErrorCode.RANK_RANGE)
+    rule((d.interleave != Interleave.NONE) & (rank < 3), ErrorCode.RANK_INTERLEAVE)
+    align32 = (d.interleave == Interleave.B32) | align16b
+    address = d.global_address
+    rule((address[:4] != 0) | (align32 & address[4]), ErrorCode.ADDRESS_ALIGN)
+    rule(align16b & (d.dims[0][:7] != 0), ErrorCode.DIM_PACKED)
+    rule((d.code == _ptx(DataType.U4_ALIGN8B)) & d.dims[0][0], ErrorCode.DIM_PACKED)
+    extent = d.dim0_bytes
+    for i in range(4):
+        used = rank > i + 1
+        stride = d.strides[i]
+        rule(used & ((stride == 0) | (align32 & stride[4])), ErrorCode.STRIDE_ALIGN)
+        rule(used & (stride < extent), ErrorCode.STRIDE_EXTENT)
+        if i < 3:
+            extent = p["extent"][i]
+    # tiled boxes
+    inner_bits = Mux(d.padded, d.box[0] << 3, d.box[0] * d.bits)
+    rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
+    rule(d.tiled & (d.interleave == Interleave.NONE) & (inner_bits[:7] != 0), ErrorCode.BOX_INNER_BYTES)
+    # im2col maps: corners in the rank's range, then a box of non-zero area
+    corners = Mux(d.im2col, rank - 2, 1)
+    for name in ("lower", "upper"):
+        for i in range(3):
+            value = getattr(d, f"{name}_corner")[i]
+            broken = Const(0, 1)
+            for r, (low, high) in CORNER_RANGES.items():
+                broken = broken | ((rank == r) & ((value < low) | (value > high)))
+            rule(d.im2col & (corners > i) & broken, ErrorCode.CORNER_RANGE)
+    for i in range(3):
+        area = d.dims[i + 1].as_signed() + d.upper_corner[i] - d.lower_corner[i]
+        rule(~d.tiled & (corners > i) & (area <= 0), ErrorCode.CORNER_AREA)
+    rule(~d.tiled & align16b & (d.channels != 128), ErrorCode.CHANNELS_RANGE)
+    rule(~d.tiled & (d.interleave == Interleave.NONE) & ~d.padded & ((d.channels * d.bits)[:7] != 0),
+         ErrorCode.BOX_INNER_BYTES)
+    rule(d.wide & (d.interleave != Interleave.NONE), ErrorCode.WIDE_INTERLEAVE)
+    rule(d.wide & ~_in_set(swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
+         ErrorCode.WIDE_SWIZZLE)
+    # swizzle rules (model/tensormap.py _validate_swizzle)
+    rule((d.interleave == Interleave.B32) & (swizzle != Swizzle.B32), ErrorCode.INTERLEAVE_SWIZZLE)
+    rule((d.code == _ptx(DataType.U6_ALIGN16B)) & (d.interleave != Interleave.NONE), ErrorCode.PACKED_INTERLEAVE)
+    rule((swizzle == Swizzle.B96) & (d.interleave != Interleave.NONE), ErrorCode.SWIZZLE_96B)
+    span = Array(Const(v, 8) for v in (0, 32, 64, 128, 96, 0, 0, 0))[d.swizzle_mode]
+    rule((d.interleave == Interleave.NONE) & (swizzle != Swizzle.NONE) & (d.row_bytes > span),
+         ErrorCode.SWIZZLE_SPAN)
+    for dtype, sets in PACKED_SWIZZLES.items():
+        allowed = sets["load"] | sets["store"]
+        broken = ~_in_set(swizzle, allowed) | (d.wide & (swizzle == Swizzle.NONE))
+        rule((d.code == _ptx(dtype)) & broken, ErrorCode.PACKED_SWIZZLE)
+    rule(d.fill_nan & (~d.is_float | d.packed), ErrorCode.OOB_NAN_TYPE)
+
+    # -- the request's rules (model/request.py validate_request) ---------------------------
+    op, mode = req.operation.as_value(), req.mode.as_value()      # compared with the model's numbers
+    load_side = (op == Operation.LOAD) | (op == Operation.PREFETCH)
+    writes = ~load_side
+    rule(mode > AccessMode.IM2COL_W_128, ErrorCode.ENUM_RANGE)
+    modes_ok = Mux(load_side, _in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
+                                               AccessMode.IM2COL_W, AccessMode.IM2COL_W_128]),
+                   Mux(op == Operation.STORE, _in_set(mode, [AccessMode.TILE, AccessMode.SCATTER4, AccessMode.IM2COL]),
+                       _in_set(mode, [AccessMode.TILE, AccessMode.IM2COL])))
+    rule(~modes_ok, ErrorCode.OPERATION_MODE)
+    gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
+    wide_mode = (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+    needs = Mux(mode == AccessMode.IM2COL, MapKind.IM2COL, Mux(wide_mode, MapKind.IM2COL_WIDE, MapKind.TILED))
+    rule(d.kind != needs, ErrorCode.MODE_MISMATCH)
+    rule(gather & (rank != 2), ErrorCode.GATHER4_MAP)
+    rule(gather & (d.box[1] != 1), ErrorCode.GATHER4_MAP)
+    rule(gather & (d.interleave != Interleave.NONE), ErrorCode.GATHER4_MAP)
+    used = [Mux(gather, i < 5, rank > i) for i in range(5)]
+    negative = Const(0, 1)
+    for i in range(5):
+        negative = negative | (used[i] & req.coordinates[i][31])
+    rule(writes & negative, ErrorCode.STORE_NEGATIVE_COORD)
+    rule((op != Operation.LOAD) & (req.multicast_mask != 0), ErrorCode.MULTICAST_DIRECTION)
+    rule((swizzle == Swizzle.B128_ATOM_32B_FLIP_8B) & (writes | (mode == AccessMode.IM2COL_W)),
+         ErrorCode.FLIP_8B_DIRECTION)
+    rule((swizzle == Swizzle.B96) & (mode == AccessMode.IM2COL_W_128), ErrorCode.SWIZZLE_96B)
+    for dtype, sets in PACKED_SWIZZLES.items():
+        direction_ok = Mux(load_side, _in_set(swizzle, sets["load"]), _in_set(swizzle, sets["store"]))
+        rule((d.code == _ptx(dtype)) & ~direction_ok, ErrorCode.PACKED_DIRECTION)
+    rule(d.packed & (req.coordinates[0][:7] != 0), ErrorCode.PACKED_COORD)
+    reduce_ok = Const(0, 1)
+    for reduce_op, dtypes in REDUCE_TYPES.items():
+        reduce_ok = reduce_ok | ((req.reduce_op.as_value() == reduce_op) & _in_set(d.code, [_ptx(t) for t in dtypes]))
+    rule((op == Operation.REDUCE) & ~reduce_ok, ErrorCode.REDUCE_TYPE)
+    align_log2 = smem_alignment_log2(swizzle)
+    misaligned = Const(0, 1)
+    for bits in (4, 5, 6, 7):
+        misaligned = misaligned | ((align_log2 == bits) & (req.smem_address[:bits] != 0))
+    rule((op != Operation.PREFETCH) & misaligned, ErrorCode.SMEM_ALIGN)
+    im2col_load = (mode == AccessMode.IM2COL) & load_side
+    for i in range(3):
+        broken = Const(0, 1)
+        for r, (_, high) in IM2COL_OFFSET_RANGES.items():
+            broken = broken | ((rank == r) & (rank - 2 > i) & (req.im2col_offsets[i] > high))
+        rule(im2col_load & broken, ErrorCode.IM2COL_OFFSET_RANGE)
+    im2col_store = (mode == AccessMode.IM2COL) & writes
+    corner_broken = Const(0, 1)
+    for i in range(3):
+        corner_broken = corner_broken | ((rank - 2 > i) & ((d.lower_corner[i] < 0) | (d.upper_corner[i] > 0)))
+    rule(im2col_store & corner_broken, ErrorCode.IM2COL_STORE_CORNER)
+    wide_kind = Mux(mode == AccessMode.IM2COL_W, 0, 1)
+    rule(wide_mode & (d.wide_mode != wide_kind), ErrorCode.MODE_MISMATCH)
+    halo_max = Mux(mode == AccessMode.IM2COL_W, MAX_W_HALO[AccessMode.IM2COL_W], MAX_W_HALO[AccessMode.IM2COL_W_128])
+    rule(wide_mode & (req.w_halo >= halo_max), ErrorCode.WHALO_RANGE)
+
+    # -- the unit's own limits (model/unit.py check_unit_limits) ---------------------------
+    rule((op != Operation.PREFETCH) & (req.smem_address + box_bytes > config.smem_bytes), ErrorCode.SMEM_BOUNDS)
+    rule((d.global_address + p["tensor_span"]) >> config.address_width != 0, ErrorCode.ADDRESS_WRAP)
+    return rules
+
+
+def first_broken_rule(m, rules):
+    """A signal holding the code of the first broken rule, or OK (0): a priority encoder
+    written as flat statements, the earliest rule's assignment last so that it wins."""
+    code = Signal(8)
+    for condition, value in reversed(rules):
+        with m.If(condition):
+            m.d.comb += code.eq(value)
+    return code

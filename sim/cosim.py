@@ -1,0 +1,210 @@
+"""Co-simulation: the RTL and the golden model side by side.
+
+A :class:`Scenario` is what a test or the demo wants run: descriptor images per slot
+(with which slots are valid), a list of hardware requests, a seed for random
+backpressure on the beat stream and random gaps between requests. A backend
+(:mod:`.pysim` or :mod:`.cxxrtl`) runs it on the RTL; the :class:`LockstepChecker`
+compares every beat the RTL emits, as it is taken, with the model's next expected
+transactions (model/unit.py ``complete``), and every completion with the model's. The
+first difference stops the run with a :class:`Mismatch` naming the request, descriptor,
+beat, cycle, and each field expected and got.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model.config import UnitConfig
+from ..model.errors import ErrorCode
+from ..model.layout import decode_descriptor
+from ..model.unit import complete, Completion
+
+__all__ = ["Scenario", "BeatRecord", "LaneRecord", "LockstepChecker", "Mismatch", "ready_pattern",
+           "request_gaps", "RunResult"]
+
+
+@dataclass(frozen=True)
+class LaneRecord:
+    valid: bool
+    global_address: int
+    global_length: int
+    smem_address: int
+    mask: int
+    units: int
+
+
+@dataclass(frozen=True)
+class BeatRecord:
+    lanes: tuple
+    element_pitch: int
+    fill: int
+    request_id: int
+    operation: int
+    multicast_mask: int
+    last: bool
+
+    @classmethod
+    def from_view(cls, view):
+        """From an RTL beat payload (a ``data.Const`` of ``beat_layout``)."""
+        lanes = tuple(LaneRecord(bool(lane.valid), int(lane.global_address), int(lane.global_length),
+                                 int(lane.smem_address), int(lane.mask), int(lane.units))
+                      for lane in view.lanes)
+        return cls(lanes, int(view.element_pitch), int(view.fill.value if hasattr(view.fill, "value") else view.fill),
+                   int(view.request_id), int(view.operation.value if hasattr(view.operation, "value") else view.operation),
+                   int(view.multicast_mask), bool(view.last))
+
+
+@dataclass
+class Scenario:
+    """What to run: ``images`` maps slot -> 128-byte image (or None: never written);
+    ``valid_slots`` the SLOT_VALID mask; ``requests`` hardware request field dicts."""
+    config: UnitConfig
+    images: dict
+    valid_slots: int
+    requests: list
+    seed: int = 0
+    ready_probability: float = 1.0
+    max_gap: int = 0
+    names: list = field(default_factory=list)
+
+
+def ready_pattern(seed: int, probability: float, length: int = 4096) -> np.ndarray:
+    """A repeating ready pattern for the beat stream: 1 with the given probability."""
+    if probability >= 1.0:
+        return np.ones(length, dtype=np.uint8)
+    rng = np.random.default_rng(seed)
+    return (rng.random(length) < probability).astype(np.uint8)
+
+
+def request_gaps(seed: int, count: int, max_gap: int) -> np.ndarray:
+    """Idle cycles before each request is offered."""
+    if max_gap <= 0:
+        return np.zeros(count, dtype=np.int32)
+    return np.random.default_rng(seed + 1).integers(0, max_gap + 1, count).astype(np.int32)
+
+
+class Mismatch(AssertionError):
+    """The RTL and the model disagree; the message is the report."""
+
+
+@dataclass
+class RunResult:
+    beats: int
+    cycles: int
+    completions: list
+    bytes_moved: int
+
+
+class LockstepChecker:
+    """Expected beats and completions of a scenario, compared as the RTL produces them."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        config = scenario.config
+        self.lanes = config.lanes
+        self.address_mask = (1 << config.address_width) - 1
+        self.expected = []              # per request: (Completion, [beats of transactions])
+        for fields in scenario.requests:
+            slot = fields["slot"]
+            valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
+            image = scenario.images.get(slot) if valid else None
+            result = complete(image, fields, config)
+            beats = []
+            if result.transactions is not None:
+                stream = list(result.transactions)
+                beats = [stream[i:i + self.lanes] for i in range(0, len(stream), self.lanes)]
+            self.expected.append((result, beats))
+        self.request_index = 0          # request whose beats come next
+        self.beat_index = 0
+        self.completion_index = 0
+        self.beats_seen = 0
+        self.bytes_moved = 0
+        self.completions = []
+
+    # -- reports -----------------------------------------------------------------------
+    def _context(self, index):
+        fields = self.scenario.requests[index]
+        slot = fields["slot"]
+        image = self.scenario.images.get(slot)
+        try:
+            descriptor = decode_descriptor(image).to_dict() if image is not None else None
+        except Exception as error:      # an illegal image: show why
+            descriptor = f"illegal: {error}"
+        name = self.scenario.names[index] if index < len(self.scenario.names) else f"request {index}"
+        return f"{name}\n  request: {fields}\n  descriptor (slot {slot}): {descriptor}"
+
+    def _fail(self, what, cycle, differences, index):
+        lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(index)]
+        lines += [f"  {name}: expected {expected!r}, got {got!r}" for name, expected, got in differences]
+        raise Mismatch("\n".join(lines))
+
+    # -- checks ------------------------------------------------------------------------
+    def _skip_beatless(self):
+        while (self.request_index < len(self.expected)
+               and self.beat_index >= len(self.expected[self.request_index][1])):
+            self.request_index += 1
+            self.beat_index = 0
+
+    def on_beat(self, cycle: int, beat: BeatRecord):
+        self._skip_beatless()
+        if self.request_index >= len(self.expected):
+            self._fail("a beat the model does not expect", cycle, [("beat", None, beat)], len(self.expected) - 1)
+        result, beats = self.expected[self.request_index]
+        want = beats[self.beat_index]
+        last = self.beat_index == len(beats) - 1
+        differences = []
+        fields = self.scenario.requests[self.request_index]
+        for name, expected, got in (("request_id", fields["request_id"], beat.request_id),
+                                    ("operation", fields["operation"], beat.operation),
+                                    ("last", last, beat.last),
+                                    ("fill", want[0].fill, beat.fill),
+                                    ("element_pitch", want[0].element_pitch, beat.element_pitch)):
+            if expected != got:
+                differences.append((name, expected, got))
+        if fields["operation"] == 0 and fields["multicast_mask"] != beat.multicast_mask:
+            differences.append(("multicast_mask", fields["multicast_mask"], beat.multicast_mask))
+        for j in range(self.lanes):
+            lane = beat.lanes[j]
+            if j >= len(want):
+                if lane.valid:
+                    differences.append((f"lane {j} valid", False, True))
+                continue
+            t = want[j]
+            for name, expected, got in (("valid", True, lane.valid),
+                                        ("global_address", t.global_address & self.address_mask, lane.global_address),
+                                        ("global_length", t.global_length, lane.global_length),
+                                        ("smem_address", t.smem_address, lane.smem_address),
+                                        ("mask", t.mask, lane.mask), ("units", t.units, lane.units)):
+                if expected != got:
+                    differences.append((f"lane {j} {name}", expected, got))
+            self.bytes_moved += 16
+        if differences:
+            self._fail(f"beat {self.beat_index} of request {self.request_index}", cycle, differences,
+                       self.request_index)
+        self.beats_seen += 1
+        self.beat_index += 1
+
+    def on_completion(self, cycle: int, request_id: int, status: int, transaction_bytes: int):
+        if self.completion_index >= len(self.expected):
+            self._fail("a completion the model does not expect", cycle,
+                       [("completion", None, (request_id, status, transaction_bytes))], len(self.expected) - 1)
+        result: Completion = self.expected[self.completion_index][0]
+        differences = [(name, expected, got) for name, expected, got in (
+            ("request_id", result.request_id, request_id),
+            ("status", ErrorCode(result.status).name, ErrorCode(status).name if status in ErrorCode._value2member_map_ else status),
+            ("transaction_bytes", result.transaction_bytes, transaction_bytes)) if expected != got]
+        if result.error is not None and differences:
+            differences.append(("model's error", str(result.error), None))
+        if differences:
+            self._fail(f"completion {self.completion_index}", cycle, differences, self.completion_index)
+        self.completions.append((request_id, status, transaction_bytes))
+        self.completion_index += 1
+
+    def finish(self, cycles: int) -> RunResult:
+        if self.completion_index != len(self.expected):
+            self._fail(f"the run ended with {self.completion_index} of {len(self.expected)} completions",
+                       cycles, [], min(self.completion_index, len(self.expected) - 1))
+        self._skip_beatless()
+        if self.request_index < len(self.expected):
+            self._fail("beats the model expected never came", cycles, [], self.request_index)
+        return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved)

@@ -1,0 +1,66 @@
+"""The co-simulation backend on Amaranth's Python simulator (async testbenches)."""
+
+from amaranth.sim import Simulator
+
+from ..model.layout import REQUEST_FIELDS, pack_payload
+from ..rtl.layouts import RequestLayout
+from ..rtl.unit import TmaUnit
+from .cosim import BeatRecord, LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult
+from .testbench import write_descriptor, set_slot_valid
+
+__all__ = ["run_pysim"]
+
+
+def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 200000) -> RunResult:
+    """Run ``scenario`` on the RTL in Amaranth's simulator under the lockstep checker.
+    ``vcd``: write a waveform to this path."""
+    dut = TmaUnit(scenario.config)
+    checker = LockstepChecker(scenario)
+    ready = ready_pattern(scenario.seed, scenario.ready_probability)
+    gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
+    state = {"cycle": 0, "setup_done": False, "done": False}
+    total = len(scenario.requests)
+
+    async def setup_and_requests(ctx):
+        for slot, image in scenario.images.items():
+            if image is not None:
+                await write_descriptor(ctx, dut.bus, slot, image)
+        await set_slot_valid(ctx, dut.bus, scenario.valid_slots)
+        state["setup_done"] = True
+        for fields, gap in zip(scenario.requests, gaps):
+            for _ in range(int(gap)):
+                await ctx.tick()
+            ctx.set(dut.requests.payload, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
+            ctx.set(dut.requests.valid, 1)
+            while True:
+                _, _, taken = await ctx.tick().sample(dut.requests.ready)
+                if taken:
+                    break
+            ctx.set(dut.requests.valid, 0)
+
+    async def consumer(ctx):
+        cycle = 0
+        ctx.set(dut.completions.ready, 1)
+        while checker.completion_index < total:
+            ctx.set(dut.beats.ready, int(ready[cycle % len(ready)]))
+            _, _, beat_valid, beat_ready, beat, done_valid, done = await ctx.tick().sample(
+                dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
+            if beat_valid and beat_ready:
+                checker.on_beat(cycle, BeatRecord.from_view(beat))
+            if done_valid:
+                checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
+            cycle += 1
+            if cycle > max_cycles:
+                break
+        state["cycle"] = cycle
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(setup_and_requests)
+    sim.add_testbench(consumer)
+    if vcd:
+        with sim.write_vcd(vcd):
+            sim.run()
+    else:
+        sim.run()
+    return checker.finish(state["cycle"])
