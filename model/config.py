@@ -45,8 +45,8 @@ class UnitConfig:
     def __post_init__(self):
         checks = [
             ("lanes", self.lanes in (1, 2, 4, 8), "is not 1, 2, 4 or 8"),
-            ("slots", 1 <= self.slots <= 256 and self.slots & (self.slots - 1) == 0,
-             "is not a power of two in 1..256"),
+            ("slots", 1 <= self.slots <= 32 and self.slots & (self.slots - 1) == 0,
+             "is not a power of two in 1..32 (one SLOT_VALID register)"),
             ("address_width", 32 <= self.address_width <= 64, "is outside 32..64"),
             ("smem_bytes", 0 < self.smem_bytes <= (1 << 24) and self.smem_bytes % 1024 == 0,
              "is not a multiple of 1024 in 1 KiB..16 MiB"),

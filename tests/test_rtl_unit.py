@@ -1,0 +1,111 @@
+"""The unit's bus-side behaviour: a descriptor rewritten while a request using it is in
+flight, back-to-back requests without bubbles, the status registers after a rejection."""
+
+from amaranth.sim import Simulator
+
+from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor, ErrorCode
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.layout import REQUEST_FIELDS, pack_payload
+from tma_unit.model.unit import fields_from_request
+from tma_unit.rtl.layouts import RequestLayout
+from tma_unit.rtl.unit import TmaUnit
+from tma_unit.sim.cosim import BeatRecord, LockstepChecker, Scenario
+from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid
+
+CONFIG = UnitConfig(lanes=2, slots=4)
+A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
+B = TensorMap(MapKind.TILED, DataType.FLOAT32, 0x80000, (16, 8), (64,), (16, 8), (1, 1))
+
+
+def payload(request, slot):
+    return RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields_from_request(request, slot)))
+
+
+def test_rewrite_in_flight_and_back_to_back():
+    dut = TmaUnit(CONFIG)
+    first = Request(Operation.LOAD, (0, 0), smem_address=0x400, request_id=1)
+    second = Request(Operation.LOAD, (0, 0), smem_address=0x8000, request_id=2)
+    burst = [Request(Operation.LOAD, (0, y), smem_address=0x9000, request_id=10 + y) for y in range(3)]
+    check_a = LockstepChecker(Scenario(CONFIG, {0: encode_descriptor(A)}, 1,
+                                       [fields_from_request(first, 0)]))
+    check_b = LockstepChecker(Scenario(CONFIG, {0: encode_descriptor(B)}, 1,
+                                       [fields_from_request(r, 0) for r in [second] + burst]))
+    beat_cycles = {}
+    state = {"release": False, "completions": 0}
+
+    async def driver(ctx):
+        await write_descriptor(ctx, dut.bus, 0, encode_descriptor(A))
+        await set_slot_valid(ctx, dut.bus, 1)
+        for request in [first]:
+            ctx.set(dut.requests.payload, payload(request, 0))
+            ctx.set(dut.requests.valid, 1)
+            await ctx.tick().until(dut.requests.ready)     # returns after the edge that took it
+            ctx.set(dut.requests.valid, 0)
+        # the first request is in flight (its beats are held back): rewrite its slot
+        await write_descriptor(ctx, dut.bus, 0, encode_descriptor(B))
+        assert await wb_read(ctx, dut.bus, 0x018) == 0          # the write cleared the valid bit
+        await set_slot_valid(ctx, dut.bus, 1)
+        state["release"] = True
+        for request in [second] + burst:                        # back to back
+            ctx.set(dut.requests.payload, payload(request, 0))
+            ctx.set(dut.requests.valid, 1)
+            while True:
+                _, _, taken = await ctx.tick().sample(dut.requests.ready)
+                if taken:
+                    break
+        ctx.set(dut.requests.valid, 0)
+
+    async def consumer(ctx):
+        cycle = 0
+        ctx.set(dut.completions.ready, 1)
+        while state["completions"] < 5:
+            ctx.set(dut.beats.ready, int(state["release"]))
+            _, _, valid, ready, beat, done, completion = await ctx.tick().sample(
+                dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
+            if valid and ready:
+                record = BeatRecord.from_view(beat)
+                (check_a if record.request_id == 1 else check_b).on_beat(cycle, record)
+                beat_cycles.setdefault(record.request_id, []).append(cycle)
+            if done:
+                checker = check_a if completion.request_id == 1 else check_b
+                checker.on_completion(cycle, int(completion.request_id), int(completion.status),
+                                      int(completion.transaction_bytes))
+                state["completions"] += 1
+            cycle += 1
+            assert cycle < 5000
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(driver)
+    sim.add_testbench(consumer)
+    sim.run()
+    check_a.finish(0)
+    check_b.finish(0)
+    # the burst's beats follow each other with no idle cycle between requests
+    cycles = [c for rid in (2, 10, 11, 12) for c in beat_cycles[rid]]
+    assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
+
+
+def test_status_after_a_rejection():
+    dut = TmaUnit(CONFIG)
+
+    async def bench(ctx):
+        ctx.set(dut.completions.ready, 1)
+        ctx.set(dut.requests.payload, payload(Request(Operation.LOAD, (0, 0), request_id=0x77), 3))
+        ctx.set(dut.requests.valid, 1)
+        await ctx.tick().until(dut.requests.ready)
+        ctx.set(dut.requests.valid, 0)
+        await ctx.tick().until(dut.completions.valid)
+        assert ctx.get(dut.completions.payload.status) == ErrorCode.SLOT_INVALID
+        await ctx.tick().repeat(2)
+        status = await wb_read(ctx, dut.bus, 0x00C)
+        assert status & 1 and (status >> 8) & 0xFF == ErrorCode.SLOT_INVALID and status >> 16 == 1
+        assert await wb_read(ctx, dut.bus, 0x010) == 0x77
+        assert await wb_read(ctx, dut.bus, 0x014) == 1          # one completion sent
+        await wb_write(ctx, dut.bus, 0x00C, 1)                  # write 1 to clear
+        assert await wb_read(ctx, dut.bus, 0x00C) == 0
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
