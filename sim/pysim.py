@@ -42,6 +42,8 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
         cycle = 0
         ctx.set(dut.completions.ready, 1)
         while checker.completion_index < total:
+            if not state["setup_done"]:
+                state["start"] = cycle + 1          # cycles count from the first request offered
             ctx.set(dut.beats.ready, int(ready[cycle % len(ready)]))
             _, _, beat_valid, beat_ready, beat, done_valid, done = await ctx.tick().sample(
                 dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
@@ -52,7 +54,7 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
             cycle += 1
             if cycle > max_cycles:
                 break
-        state["cycle"] = cycle
+        state["cycle"] = cycle - state.get("start", 0)
 
     sim = Simulator(dut)
     sim.add_clock(1e-8)

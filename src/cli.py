@@ -2,6 +2,9 @@
 
 Subcommands
 -----------
+demo
+    Run the demo suite (GEMM, attention, convolution-like, OOB, store, reduce, gather4
+    copies) through the RTL in lockstep with the golden model and print a table.
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
 layout
@@ -102,6 +105,25 @@ def cmd_layout(args) -> int:
     return 0
 
 
+def cmd_demo(args) -> int:
+    from .model.config import UnitConfig
+    from .sim.demo import run_demo
+    config = UnitConfig(lanes=args.lanes)
+    print(f"tma-unit demo: {args.copies} back-to-back copies of each case through the RTL "
+          f"({args.backend}, lanes {config.lanes}) in lockstep with the golden model")
+    print()
+    print(f"{'case':24} {'bytes':>8} {'beats':>6} {'cycles':>7} {'B/cycle':>8} {'of peak':>8}  result")
+    rows = run_demo(config, args.backend, args.vcd, args.copies)
+    for row in rows:
+        peak = 16 * config.lanes
+        print(f"{row.case:24} {row.bytes:>8} {row.beats:>6} {row.cycles:>7} {row.bytes_per_cycle:>8.2f} "
+              f"{row.bytes_per_cycle / peak:>8.1%}  {row.result}")
+    failed = [row for row in rows if row.result != "match"]
+    print()
+    print(f"{len(rows) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -123,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
     layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
     layout.set_defaults(run=cmd_layout)
+    demo = sub.add_parser("demo", help="run the demo suite through the RTL in lockstep with the model")
+    demo.add_argument("--lanes", type=int, default=1, help="16-byte chunks per cycle: 1, 2, 4 or 8")
+    demo.add_argument("--backend", choices=["pysim", "cxxrtl"], default="pysim",
+                      help="Amaranth's simulator, or the compiled CXXRTL backend (built on first use)")
+    demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
+    demo.add_argument("--vcd", help="write a waveform per case, named after this path")
+    demo.set_defaults(run=cmd_demo)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)

@@ -35,3 +35,34 @@ def test_random_legal_and_illegal_requests_pysim():
         run_pysim(scenario)
 
     check()
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_random_legal_requests_cxxrtl(lanes):
+    """The same checker on the compiled backend (built at -O0 here: tests want the compile
+    fast; bench/cosim_speed.py measures an optimised build). One compiled unit serves every
+    example, so larger boxes are affordable."""
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+    config = UnitConfig(lanes=lanes, slots=8)
+    unit = CxxrtlUnit(config, optimize="-O0")
+
+    @settings(max_examples=25, **SETTINGS)
+    @given(scenarios(config, max_requests=8, max_rows=64))
+    def check(scenario):
+        result = run_cxxrtl(scenario, unit)
+        assert len(result.completions) == len(scenario.requests)
+
+    check()
+
+
+def test_random_legal_and_illegal_requests_cxxrtl():
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+    config = UnitConfig(lanes=1, slots=8)
+    unit = CxxrtlUnit(config, optimize="-O0")
+
+    @settings(max_examples=40, **SETTINGS)
+    @given(scenarios(config, legal_only=False, max_rows=8))
+    def check(scenario):
+        run_cxxrtl(scenario, unit)
+
+    check()
