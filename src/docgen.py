@@ -59,7 +59,52 @@ def errors_md() -> str:
     return "\n".join(lines)
 
 
-GENERATED = {"descriptor.md": descriptor_md, "errors.md": errors_md}
+def registers_md() -> str:
+    from .rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE
+    from .model.layout import REQUEST_FIELDS, COMPLETION_FIELDS
+    lines = [
+        "# Register map and stream payloads",
+        "",
+        "Generated from `REGISTERS` in `rtl/regfile.py` and the payload tables in `model/layout.py`",
+        "by `tma-unit docs`; do not edit.",
+        "",
+        "The unit is a Wishbone B4 target (classic cycles, 32-bit data, byte `sel`, word `adr`).",
+        "Every access is answered one cycle later with `ack`, or with `err` when the address is",
+        "unmapped or the register read-only. Byte address = 4 x `adr`.",
+        "",
+        "| offset | register | access | contents |",
+        "| --- | --- | --- | --- |",
+    ]
+    for register in REGISTERS:
+        lines.append(f"| `{register.offset:#05x}` | {register.name} | {register.access} | {register.doc} |")
+    lines += [
+        f"| `{SLOT_BASE:#05x} + {SLOT_STRIDE:#x} * s + 4 * w` | SLOT[s].WORD[w] | rw | word w (0..31) of slot s's "
+        "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s |",
+        "",
+        "Everything else reads and writes as `err`.",
+        "",
+        "## Request stream payload",
+        "",
+        "Packed from bit 0 in this order (`RequestLayout`, `model/layout.py` `REQUEST_FIELDS`).",
+        "",
+        "| field | bits | entries | meaning |",
+        "| --- | --- | --- | --- |",
+    ]
+    offset = 0
+    for f in REQUEST_FIELDS:
+        lines.append(f"| `{f.name}` | {offset}..{offset + f.width * f.count - 1} | {f.count} x {f.width}"
+                     f"{' signed' if f.signed else ''} | {f.doc} |")
+        offset += f.width * f.count
+    lines += ["", "## Completion stream payload", "", "| field | bits | meaning |", "| --- | --- | --- |"]
+    offset = 0
+    for f in COMPLETION_FIELDS:
+        lines.append(f"| `{f.name}` | {offset}..{offset + f.width - 1} | {f.doc} |")
+        offset += f.width
+    lines.append("")
+    return "\n".join(lines)
+
+
+GENERATED = {"descriptor.md": descriptor_md, "errors.md": errors_md, "registers.md": registers_md}
 
 
 def write_docs(folder: Path) -> list[Path]:

@@ -53,3 +53,11 @@ def test_every_example_lays_out(capsys):
         assert main(["layout", "--example", name]) == 0, name
     out = capsys.readouterr().out
     assert "IM2COL_W_128" in out and "GATHER4" in out
+
+
+def test_demo_runs_every_case_in_lockstep(capsys):
+    assert main(["demo", "--copies", "1"]) == 0
+    out = capsys.readouterr().out
+    from tma_unit.sim.demo import DEMO_CASES
+    assert out.count(" match") == len(DEMO_CASES)
+    assert f"{len(DEMO_CASES)} passed, 0 failed" in out

@@ -1,0 +1,72 @@
+"""Co-simulation speed: the same workload on Amaranth's simulator and on the compiled
+CXXRTL backend, in one run; cycles per second and their ratio (issue targets: at least
+5 million cycles/s batched on the fast backend, at least 300 times the Python simulator).
+
+The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
+ready always high, every beat checked against the golden model. The CXXRTL library is
+built with -O2 on first use (minutes; cached after). Cycles per second count the batched
+simulation call alone; the model check and the Python replay are timed separately.
+
+Run: python bench/cosim_speed.py [--requests-pysim 2] [--requests-cxxrtl 40]
+"""
+
+import argparse
+import time
+
+from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.unit import fields_from_request
+from tma_unit.sim.cosim import Scenario, LockstepChecker
+from tma_unit.sim.pysim import run_pysim
+
+TILE = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000000, (4096, 4096), (8192,), (64, 256), (1, 1),
+                 swizzle=Swizzle.B128)
+
+
+def scenario(config, count):
+    requests = [fields_from_request(Request(Operation.LOAD, (64 * (i % 64), 256 * (i % 16)), smem_address=0x400,
+                                            request_id=i), 0) for i in range(count)]
+    return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests-pysim", type=int, default=2)
+    parser.add_argument("--requests-cxxrtl", type=int, default=40)
+    parser.add_argument("--optimize", default="-O2")
+    args = parser.parse_args()
+    config = UnitConfig(lanes=1)
+
+    start = time.perf_counter()
+    py = run_pysim(scenario(config, args.requests_pysim))
+    py_seconds = time.perf_counter() - start
+    py_rate = py.cycles / py_seconds
+
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl, _to_int
+    from tma_unit.sim.cosim import ready_pattern, request_gaps
+    start = time.perf_counter()
+    unit = CxxrtlUnit(config, args.optimize)
+    build_seconds = time.perf_counter() - start
+    work = scenario(config, args.requests_cxxrtl)
+    unit.write_descriptor(0, encode_descriptor(TILE))
+    unit.set_slot_valid(1)
+    start = time.perf_counter()
+    beats, _, _, _, cycles = unit.run(work.requests, request_gaps(0, len(work.requests), 0),
+                                      ready_pattern(0, 1.0), 2048 * len(work.requests) + 1)
+    batch_seconds = time.perf_counter() - start
+    cxx_rate = cycles / batch_seconds
+    start = time.perf_counter()
+    checked = run_cxxrtl(scenario(config, 4), unit)          # the checked path, for its cost
+    check_seconds = time.perf_counter() - start
+
+    print(f"{'backend':34} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
+    print(f"{'Amaranth pysim (checked)':34} {py.cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")
+    print(f"{'CXXRTL ' + args.optimize + ' batched call':34} {cycles:>9} {batch_seconds:>8.2f} {cxx_rate:>12,.0f}")
+    print(f"{'CXXRTL checked (4 requests)':34} {checked.cycles:>9} {check_seconds:>8.2f} "
+          f"{checked.cycles / check_seconds:>12,.0f}")
+    print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")
+    print(f"targets: >= 5,000,000 cycles/s batched, >= 300x pysim")
+
+
+if __name__ == "__main__":
+    main()
