@@ -1,0 +1,59 @@
+"""The hardware-capture harness without a GPU: the case list, the file formats and the
+comparison with the model, on synthetic results; and the harness builds with nvcc."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from tma_unit.model import Operation, Swizzle, AccessMode, Interleave, OobFill
+from tma_unit.sim.conformance import (case_list, compare_vectors, pack_results, read_cases,
+                                      synthetic_results, write_cases, read_results)
+
+HARNESS = Path(__file__).resolve().parent.parent / "tools" / "hwcapture"
+
+
+def test_case_list_covers_the_issue():
+    cases = case_list()
+    assert len(cases) >= 200
+    swizzles = {c.tensor_map.swizzle for c in cases}
+    assert {Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128} <= swizzles
+    assert {c.request.smem_address % 1024 for c in cases if c.tensor_map.swizzle == Swizzle.B128} > {0}
+    assert {c.tensor_map.rank for c in cases} == {1, 2, 3, 4, 5}
+    assert {c.tensor_map.interleave for c in cases} == set(Interleave)
+    assert {c.tensor_map.oob_fill for c in cases} == set(OobFill)
+    assert {e for c in cases for e in c.tensor_map.element_strides} >= set(range(1, 9))
+    assert {c.tensor_map.rank for c in cases if c.request.mode == AccessMode.IM2COL} == {3, 4, 5}
+    assert any(c.request.operation == Operation.STORE for c in cases)
+
+
+def test_formats_round_trip_and_model_matches_itself(tmp_path):
+    cases = case_list(random_cases=40)
+    write_cases(cases, tmp_path / "cases.bin")
+    assert [r[0] for r in read_cases(tmp_path / "cases.bin")] == [c.id for c in cases]
+    synthetic_results(cases, tmp_path / "results.bin")
+    assert len(read_results(tmp_path / "results.bin")) == len(cases)
+    pack_results(cases, tmp_path / "results.bin", tmp_path / "vectors.npz", "synthetic", "none")
+    assert compare_vectors(cases, tmp_path / "vectors.npz") == []
+
+
+def test_comparison_catches_a_wrong_byte(tmp_path):
+    cases = case_list(random_cases=0)[:20]
+    synthetic_results(cases, tmp_path / "results.bin")
+    pack_results(cases, tmp_path / "results.bin", tmp_path / "vectors.npz", "synthetic", "none")
+    vectors = dict(np.load(tmp_path / "vectors.npz"))
+    start = int(vectors["offsets"][5]) + cases[5].request.smem_address
+    vectors["payload"][start] ^= 0xFF                  # the first byte of case 5's box
+    vectors["tx_complete"][7] = 0
+    np.savez(tmp_path / "bad.npz", **vectors)
+    problems = compare_vectors(cases, tmp_path / "bad.npz")
+    assert len(problems) == 2
+    assert problems[0].startswith("case 5 ") and "1 bytes differ" in problems[0]
+    assert problems[1] == "case 7: the mbarrier did not complete with the model's byte count"
+
+
+def test_harness_builds_with_nvcc(tmp_path):
+    assert shutil.which("nvcc"), "the CUDA toolkit (nvcc) is part of this machine's image"
+    subprocess.run([str(HARNESS / "build.sh"), str(tmp_path / "capture")], check=True)
+    assert (tmp_path / "capture").stat().st_size > 0
