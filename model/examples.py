@@ -4,27 +4,19 @@
 """
 
 from .request import Request
-from .tensormap import TensorMap, encode_im2col, encode_im2col_wide, encode_tiled
+from .tensormap import TensorMap, dense_strides, encode_im2col, encode_im2col_wide, encode_tiled
 from .types import AccessMode, DataType, Im2colWideMode, MapKind, Operation, Swizzle
 
 __all__ = ["EXAMPLES", "example"]
 
 
-def _dense(dims, elem_bytes):
-    strides, extent = [], dims[0] * elem_bytes
-    for d in dims[1:]:
-        strides.append(extent)
-        extent *= d
-    return strides
-
-
 def _im2col(dims, lower, upper, channels, pixels, es=None):
-    return encode_im2col(DataType.FLOAT16, len(dims), 0x10000, dims, _dense(dims, 2), lower, upper,
+    return encode_im2col(DataType.FLOAT16, len(dims), 0x10000, dims, dense_strides(dims, 2), lower, upper,
                          channels, pixels, es or [1] * len(dims), swizzle=Swizzle.B128)
 
 
 def _wide(dims, lower, upper, pixels, mode, es_w=1):
-    return encode_im2col_wide(DataType.FLOAT16, len(dims), 0x10000, dims, _dense(dims, 2), lower, upper,
+    return encode_im2col_wide(DataType.FLOAT16, len(dims), 0x10000, dims, dense_strides(dims, 2), lower, upper,
                               64, pixels, [1, es_w] + [1] * (len(dims) - 2), mode=mode, swizzle=Swizzle.B128)
 
 

@@ -2,12 +2,11 @@
 forms, REFERENCE.md section 2) and the rules a request must keep against its tensor map.
 """
 
-from dataclasses import dataclass, field, fields
-from enum import IntEnum
+from dataclasses import dataclass
 
 from .errors import ErrorCode, TmaError
 from .swizzle import smem_alignment
-from .tensormap import TensorMap, PACKED_SWIZZLES, parse_enum
+from .tensormap import TensorMap, PACKED_SWIZZLES, parse_enum, fields_to_dict, fields_from_dict
 from .types import (AccessMode, DataType, Im2colWideMode, Interleave, MapKind, Operation,
                     ReduceOp, Swizzle)
 
@@ -103,20 +102,11 @@ class Request:
             set_(self, name, int(getattr(self, name)))
 
     def to_dict(self) -> dict:
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = value.name if isinstance(value, IntEnum) else (
-                list(value) if isinstance(value, tuple) else value)
-        return out
+        return fields_to_dict(self)
 
     @classmethod
     def from_dict(cls, values: dict) -> "Request":
-        unknown = set(values) - {f.name for f in fields(cls)}
-        if unknown:
-            name = sorted(unknown)[0]
-            raise TmaError(ErrorCode.ENUM_RANGE, name, values[name], "is not a request field")
-        return cls(**values)
+        return fields_from_dict(cls, values, "request")
 
 
 def _fail(code, field_name, value, detail):

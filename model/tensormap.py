@@ -22,7 +22,8 @@ from .types import (DataType, Interleave, Swizzle, SwizzleMode, SwizzleAtomicity
                     L2Promotion, OobFill, Im2colWideMode, MapKind, TypeInfo, type_info,
                     CHUNK_BYTES)
 
-__all__ = ["TensorMap", "encode_tiled", "encode_im2col", "encode_im2col_wide",
+__all__ = ["TensorMap", "encode_tiled", "encode_im2col", "encode_im2col_wide", "dense_strides",
+           "fields_to_dict", "fields_from_dict",
            "parse_enum", "MAX_RANK", "CORNER_RANGES"]
 
 MAX_RANK = 5
@@ -231,20 +232,42 @@ class TensorMap:
 
     def to_dict(self) -> dict:
         """JSON-ready fields (enums by name)."""
-        out = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            out[f.name] = value.name if isinstance(value, IntEnum) else (
-                list(value) if isinstance(value, tuple) else value)
-        return out
+        return fields_to_dict(self)
 
     @classmethod
     def from_dict(cls, values: dict) -> "TensorMap":
-        unknown = set(values) - {f.name for f in fields(cls)}
-        if unknown:
-            name = sorted(unknown)[0]
-            raise TmaError(ErrorCode.ENUM_RANGE, name, values[name], "is not a tensor-map field")
-        return cls(**values)
+        return fields_from_dict(cls, values, "tensor-map")
+
+
+def fields_to_dict(record) -> dict:
+    """A frozen dataclass's fields as JSON-ready values (enums by name, tuples as lists)."""
+    out = {}
+    for f in fields(record):
+        value = getattr(record, f.name)
+        out[f.name] = value.name if isinstance(value, IntEnum) else (
+            list(value) if isinstance(value, tuple) else value)
+    return out
+
+
+def fields_from_dict(cls, values: dict, what: str):
+    """``cls(**values)``, refusing a name that is not one of its fields."""
+    unknown = set(values) - {f.name for f in fields(cls)}
+    if unknown:
+        name = sorted(unknown)[0]
+        raise TmaError(ErrorCode.ENUM_RANGE, name, values[name], f"is not a {what} field")
+    return cls(**values)
+
+
+def dense_strides(dims, elem_bytes, align=16) -> list[int]:
+    """Byte strides of a tensor stored densely, each row padded to ``align`` bytes (the
+    strides cuTensorMapEncode* expect for an unpadded array). ``elem_bytes`` may be a
+    fraction for the packed types."""
+    strides, extent = [], dims[0] * elem_bytes
+    for d in dims[1:]:
+        stride = int(-(-extent // align) * align)
+        strides.append(stride)
+        extent = stride * d
+    return strides
 
 
 # -- validation ------------------------------------------------------------------------

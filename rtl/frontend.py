@@ -112,11 +112,6 @@ class FrontEnd(wiring.Component):
         prefetch = req.operation.as_value() == Operation.PREFETCH
         m.d.comb += [
             job.code.eq(code),
-            job.request_id.eq(req.request_id),
-            job.operation.eq(req.operation),
-            job.reduce_op.eq(req.reduce_op),
-            job.multicast_mask.eq(req.multicast_mask),
-            job.gather.eq(gather),
             job.step_overflow.eq(step_overflow),
             job.transaction_bytes.eq(Mux(code == ErrorCode.OK, box_bytes, 0)),
         ]

@@ -106,11 +106,6 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     """
     return data.StructLayout({
         "code": unsigned(8),
-        "request_id": unsigned(config.id_width),
-        "operation": Operation,
-        "reduce_op": ReduceOp,
-        "multicast_mask": unsigned(16),
-        "gather": 1,
         "transaction_bytes": unsigned(32),
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),

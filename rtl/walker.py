@@ -109,7 +109,7 @@ class Walker(wiring.Component):
                 self.walk.beat_index.eq(beat_index),
                 self.walk.beat.eq(current.beat),
                 self.walk.has_completion.eq(last),
-                self.walk.completion.request_id.eq(current.request_id),
+                self.walk.completion.request_id.eq(current.beat.request_id),
                 self.walk.completion.code.eq(current.code),
                 self.walk.completion.transaction_bytes.eq(current.transaction_bytes),
             ]

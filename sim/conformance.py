@@ -22,7 +22,7 @@ import numpy as np
 
 from ..model import (AccessMode, DataType, GlobalMemory, Interleave, MapKind, OobFill, Operation,
                      Request, Swizzle, TensorMap, TYPE_INFO, load, store, transaction_bytes)
-from ..model.tensormap import CORNER_RANGES
+from ..model.tensormap import CORNER_RANGES, dense_strides
 
 __all__ = ["CASE_FORMAT", "HardwareCase", "case_list", "write_cases", "read_cases", "synthetic_results",
            "read_results", "pack_results", "compare_vectors", "CASES_MAGIC", "RESULTS_MAGIC"]
@@ -75,19 +75,10 @@ class HardwareCase:
             req.smem_address, self.window_bytes, transaction_bytes(tm, req), self.global_bytes, self.global_offset)
 
 
-def _dense_strides(dims, info, align=16):
-    strides, extent = [], info.global_bytes(dims[0])
-    for d in dims[1:]:
-        stride = -(-extent // align) * align
-        strides.append(stride)
-        extent = stride * d
-    return strides
-
-
 def _tiled(dtype, dims, box, es=None, offset=0, **kw):
     info = TYPE_INFO[dtype]
     align = 32 if kw.get("interleave") == Interleave.B32 else 16
-    return TensorMap(MapKind.TILED, dtype, FAKE_BASE + offset, dims, _dense_strides(dims, info, align), box,
+    return TensorMap(MapKind.TILED, dtype, FAKE_BASE + offset, dims, dense_strides(dims, info.bits / 8, align), box,
                      es or [1] * len(dims), **kw)
 
 
@@ -128,14 +119,14 @@ def case_list(seed: int = 2026, random_cases: int = 160) -> list[HardwareCase]:
     for lower, upper, offsets, coords in (((-1, -1), (-1, -1), (0, 0), (7, 7, 4, 0)),
                                           ((0, 0), (-2, -2), (2, 2), (7, 7, 4, 0))):
         dims = [64, 9, 14, 64]
-        tm = TensorMap(MapKind.IM2COL, f16, FAKE_BASE, dims, _dense_strides(dims, TYPE_INFO[f16]), (), [1, 1, 1, 1],
+        tm = TensorMap(MapKind.IM2COL, f16, FAKE_BASE, dims, dense_strides(dims, 2), (), [1, 1, 1, 1],
                        swizzle=Swizzle.B128, lower_corner=lower, upper_corner=upper, channels_per_pixel=8,
                        pixels_per_column=64)
         add(tm, Request(Operation.LOAD, coords, 0, AccessMode.IM2COL, offsets))
     for rank in (3, 4, 5):
         dims = [32, 6, 5, 4, 2][:rank - 1] + [2]
         low, _ = CORNER_RANGES[rank]
-        tm = TensorMap(MapKind.IM2COL, f16, FAKE_BASE, dims, _dense_strides(dims, TYPE_INFO[f16]), (), [1] * rank,
+        tm = TensorMap(MapKind.IM2COL, f16, FAKE_BASE, dims, dense_strides(dims, 2), (), [1] * rank,
                        swizzle=Swizzle.B64, lower_corner=[-1] * (rank - 2), upper_corner=[-1] * (rank - 2),
                        channels_per_pixel=32, pixels_per_column=40)
         add(tm, Request(Operation.LOAD, tuple([0] + [1] * (rank - 2) + [0]), 0, AccessMode.IM2COL, (1,) * (rank - 2)))

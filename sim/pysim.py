@@ -6,7 +6,7 @@ from ..model.layout import REQUEST_FIELDS, pack_payload
 from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
 from .cosim import BeatRecord, LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult
-from .testbench import write_descriptor, set_slot_valid
+from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
 
@@ -30,13 +30,7 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
         for fields, gap in zip(scenario.requests, gaps):
             for _ in range(int(gap)):
                 await ctx.tick()
-            ctx.set(dut.requests.payload, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
-            ctx.set(dut.requests.valid, 1)
-            while True:
-                _, _, taken = await ctx.tick().sample(dut.requests.ready)
-                if taken:
-                    break
-            ctx.set(dut.requests.valid, 0)
+            await stream_put(ctx, dut.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
 
     async def consumer(ctx):
         cycle = 0

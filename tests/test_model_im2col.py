@@ -10,23 +10,16 @@ from tma_unit.model import (AccessMode, DataType, ErrorCode, Im2colWideMode, Map
                             encode_descriptor, decode_descriptor, encode_im2col,
                             encode_im2col_wide, im2col_pixels, transactions, validate_request)
 from tma_unit.model.reference import reference_elements
+from tma_unit.model.tensormap import dense_strides
 
 from strategies import im2col_cases, wide_cases, gather4_cases
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _dense_strides(dims, elem_bytes):
-    strides, extent = [], dims[0] * elem_bytes
-    for d in dims[1:]:
-        strides.append(extent)
-        extent *= d
-    return strides
-
-
 def im2col_map(dims, lower, upper, channels, pixels, strides=None, dtype=DataType.FLOAT16):
     es = strides or [1] * len(dims)
-    return encode_im2col(dtype, len(dims), 0x10000, dims, _dense_strides(dims, 2), lower, upper,
+    return encode_im2col(dtype, len(dims), 0x10000, dims, dense_strides(dims, 2), lower, upper,
                          channels, pixels, es)
 
 
@@ -105,7 +98,7 @@ def test_im2col_traversal_stride_example():
 
 def wide_map(dims, lower_w, upper_w, channels, pixels, mode, stride_w=1):
     es = [1, stride_w] + [1] * (len(dims) - 2)
-    return encode_im2col_wide(DataType.FLOAT16, len(dims), 0x10000, dims, _dense_strides(dims, 2),
+    return encode_im2col_wide(DataType.FLOAT16, len(dims), 0x10000, dims, dense_strides(dims, 2),
                               lower_w, upper_w, channels, pixels, es, mode=mode, swizzle=Swizzle.B128)
 
 

@@ -10,7 +10,7 @@ from tma_unit.model.unit import fields_from_request
 from tma_unit.rtl.layouts import RequestLayout
 from tma_unit.rtl.unit import TmaUnit
 from tma_unit.sim.cosim import BeatRecord, LockstepChecker, Scenario
-from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid
+from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put
 
 CONFIG = UnitConfig(lanes=2, slots=4)
 A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
@@ -36,24 +36,14 @@ def test_rewrite_in_flight_and_back_to_back():
     async def driver(ctx):
         await write_descriptor(ctx, dut.bus, 0, encode_descriptor(A))
         await set_slot_valid(ctx, dut.bus, 1)
-        for request in [first]:
-            ctx.set(dut.requests.payload, payload(request, 0))
-            ctx.set(dut.requests.valid, 1)
-            await ctx.tick().until(dut.requests.ready)     # returns after the edge that took it
-            ctx.set(dut.requests.valid, 0)
+        await stream_put(ctx, dut.requests, payload(first, 0))
         # the first request is in flight (its beats are held back): rewrite its slot
         await write_descriptor(ctx, dut.bus, 0, encode_descriptor(B))
         assert await wb_read(ctx, dut.bus, 0x018) == 0          # the write cleared the valid bit
         await set_slot_valid(ctx, dut.bus, 1)
         state["release"] = True
         for request in [second] + burst:                        # back to back
-            ctx.set(dut.requests.payload, payload(request, 0))
-            ctx.set(dut.requests.valid, 1)
-            while True:
-                _, _, taken = await ctx.tick().sample(dut.requests.ready)
-                if taken:
-                    break
-        ctx.set(dut.requests.valid, 0)
+            await stream_put(ctx, dut.requests, payload(request, 0))
 
     async def consumer(ctx):
         cycle = 0
