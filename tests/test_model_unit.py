@@ -1,0 +1,39 @@
+"""The whole unit's answer in the model (model/unit.py): the unit's own limits with their
+exact messages, and the hardware request image."""
+
+import pytest
+
+from tma_unit.model import DataType, ErrorCode, MapKind, Operation, Request, TensorMap, encode_descriptor
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.unit import complete, decode_request, encode_request, fields_from_request
+
+TM = TensorMap(MapKind.TILED, DataType.FLOAT16, 0xFFFF0000, (64, 32), (128,), (64, 16), (1, 1))
+CONFIG = UnitConfig(address_width=32, smem_bytes=0x4000)
+
+
+@pytest.mark.parametrize("image,request_,code,message", [
+    (None, Request(Operation.LOAD, (0, 0)), ErrorCode.SLOT_INVALID,
+     "SLOT_INVALID: slot = 0 holds no valid descriptor"),
+    (encode_descriptor(TM), Request(Operation.LOAD, (0, 0), smem_address=0x3C00), ErrorCode.SMEM_BOUNDS,
+     "SMEM_BOUNDS: smem_address = 0x3c00 puts the box's last byte at 0x43ff, past the 0x4000 bytes of shared memory"),
+    (encode_descriptor(TM.replace(global_address=0xFFFFF100)), Request(Operation.LOAD, (0, 0)), ErrorCode.ADDRESS_WRAP,
+     "ADDRESS_WRAP: global_address = 0xfffff100 puts the tensor's last byte at 0x1000000ff, past the 32-bit address space"),
+])
+def test_unit_limits(image, request_, code, message):
+    result = complete(image, fields_from_request(request_, 0), CONFIG)
+    assert result.status == code and str(result.error) == message
+    assert result.transactions is None and result.transaction_bytes == 0
+
+
+def test_legal_request_and_prefetch_ignores_shared_memory():
+    ok = complete(encode_descriptor(TM), fields_from_request(Request(Operation.LOAD, (0, 0)), 0), CONFIG)
+    assert ok.status == ErrorCode.OK and ok.transaction_bytes == 64 * 16 * 2
+    far = fields_from_request(Request(Operation.PREFETCH, (0, 0), smem_address=0xFFFFF0), 0)
+    assert complete(encode_descriptor(TM), far, CONFIG).status == ErrorCode.OK
+
+
+def test_request_image_round_trip():
+    request = Request(Operation.REDUCE, (-5, 7), smem_address=0x1230, reduce_op=4, request_id=0xBEEF)
+    fields = decode_request(encode_request(request, 3))
+    assert fields["slot"] == 3 and fields["coordinates"][:2] == [-5, 7] and fields["request_id"] == 0xBEEF
+    assert fields["operation"] == Operation.REDUCE and fields["reduce_op"] == 4
