@@ -2,6 +2,8 @@
 CXXRTL backend, in one run; cycles per second and their ratio (issue targets: at least
 5 million cycles/s batched on the fast backend, at least 300 times the Python simulator).
 
+Verilator on the exported Verilog (sim/verilator.py) runs the same batch for comparison.
+
 The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
 ready always high, every beat checked against the golden model. The CXXRTL library is
 built with -O2 on first use (minutes; cached after). Cycles per second count the batched
@@ -42,7 +44,7 @@ def main():
     py_seconds = time.perf_counter() - start
     py_rate = py.cycles / py_seconds
 
-    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl, _to_int
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
     from tma_unit.sim.cosim import ready_pattern, request_gaps
     start = time.perf_counter()
     unit = CxxrtlUnit(config, args.optimize)
@@ -59,12 +61,23 @@ def main():
     checked = run_cxxrtl(scenario(config, 4), unit)          # the checked path, for its cost
     check_seconds = time.perf_counter() - start
 
+    from tma_unit.sim.verilator import VerilatorUnit
+    verilated = VerilatorUnit(config)
+    verilated.write_descriptor(0, encode_descriptor(TILE))
+    verilated.set_slot_valid(1)
+    start = time.perf_counter()
+    _, _, _, _, v_cycles = verilated.run(work.requests, request_gaps(0, len(work.requests), 0),
+                                         ready_pattern(0, 1.0), 2048 * len(work.requests) + 1)
+    v_seconds = time.perf_counter() - start
+
     print(f"{'backend':34} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
     print(f"{'Amaranth pysim (checked)':34} {py.cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")
     print(f"{'CXXRTL ' + args.optimize + ' batched call':34} {cycles:>9} {batch_seconds:>8.2f} {cxx_rate:>12,.0f}")
     print(f"{'CXXRTL checked (4 requests)':34} {checked.cycles:>9} {check_seconds:>8.2f} "
           f"{checked.cycles / check_seconds:>12,.0f}")
+    print(f"{'Verilator (exported Verilog) batched':34} {v_cycles:>9} {v_seconds:>8.2f} {v_cycles / v_seconds:>12,.0f}")
     print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")
+    print(f"ratio Verilator batched / pysim: {v_cycles / v_seconds / py_rate:.1f}x")
     print(f"targets: >= 5,000,000 cycles/s batched, >= 300x pysim")
 
 

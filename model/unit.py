@@ -56,10 +56,12 @@ def request_from_fields(fields: dict, tm: TensorMap) -> Request:
     mode = fields["mode"]
     count = 5 if mode in (AccessMode.GATHER4, AccessMode.SCATTER4) else tm.rank
     operation = fields["operation"]
+    # the hardware request always holds five coordinates and three offsets (zero if unset)
+    coordinates = (list(fields["coordinates"]) + [0] * 5)[:count]
     offsets = ()
     if mode == AccessMode.IM2COL and operation in (Operation.LOAD, Operation.PREFETCH):
-        offsets = tuple(fields["im2col_offsets"][:max(tm.rank - 2, 0)])
-    return Request(operation, tuple(fields["coordinates"][:count]), fields["smem_address"], mode,
+        offsets = tuple((list(fields["im2col_offsets"]) + [0] * 3)[:max(tm.rank - 2, 0)])
+    return Request(operation, tuple(coordinates), fields["smem_address"], mode,
                    offsets, fields["w_halo"], fields["w_offset"], fields["reduce_op"],
                    fields["multicast_mask"], fields["request_id"])
 

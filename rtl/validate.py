@@ -172,7 +172,8 @@ def rule_list(d, req, p, slot_valid, box_bytes, config):
     for i in range(3):
         broken = Const(0, 1)
         for r, (_, high) in IM2COL_OFFSET_RANGES.items():
-            broken = broken | ((rank == r) & (rank - 2 > i) & (req.im2col_offsets[i] > high))
+            if high < (1 << len(req.im2col_offsets[i])) - 1:     # rank 3's range is the whole field
+                broken = broken | ((rank == r) & (rank - 2 > i) & (req.im2col_offsets[i] > high))
         rule(im2col_load & broken, ErrorCode.IM2COL_OFFSET_RANGE)
     im2col_store = (mode == AccessMode.IM2COL) & writes
     corner_broken = Const(0, 1)

@@ -93,6 +93,7 @@ class RunResult:
     cycles: int
     completions: list
     bytes_moved: int
+    beat_cycles: list = field(default_factory=list)     # the cycle each beat was taken
 
 
 class LockstepChecker:
@@ -120,6 +121,7 @@ class LockstepChecker:
         self.beats_seen = 0
         self.bytes_moved = 0
         self.completions = []
+        self.beat_cycles = []
 
     # -- reports -----------------------------------------------------------------------
     def _context(self, index):
@@ -183,6 +185,7 @@ class LockstepChecker:
                        self.request_index)
         self.beats_seen += 1
         self.beat_index += 1
+        self.beat_cycles.append(cycle)
 
     def on_completion(self, cycle: int, request_id: int, status: int, transaction_bytes: int):
         if self.completion_index >= len(self.expected):
@@ -207,4 +210,4 @@ class LockstepChecker:
         self._skip_beatless()
         if self.request_index < len(self.expected):
             self._fail("beats the model expected never came", cycles, [], self.request_index)
-        return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved)
+        return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved, self.beat_cycles)

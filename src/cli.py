@@ -5,6 +5,8 @@ Subcommands
 demo
     Run the demo suite (GEMM, attention, convolution-like, OOB, store, reduce, gather4
     copies) through the RTL in lockstep with the golden model and print a table.
+export
+    Write the configured unit as one Verilog (or RTLIL) file.
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
 layout
@@ -124,6 +126,20 @@ def cmd_demo(args) -> int:
     return 1 if failed else 0
 
 
+def cmd_export(args) -> int:
+    from .export import export_rtlil, export_verilog
+    from .model.config import UnitConfig
+    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width)
+    text = export_rtlil(config) if args.rtlil else export_verilog(config)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(args.output, "w") as f:
+            f.write(text)
+        print(f"wrote {args.output} ({len(text.splitlines())} lines, lanes {config.lanes}, slots {config.slots})")
+    return 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -152,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
     demo.add_argument("--vcd", help="write a waveform per case, named after this path")
     demo.set_defaults(run=cmd_demo)
+    export = sub.add_parser("export", help="write the configured unit as Verilog (or RTLIL)")
+    export.add_argument("-o", "--output", default="tma_unit.v", help="file to write, - for stdout")
+    export.add_argument("--lanes", type=int, default=1)
+    export.add_argument("--slots", type=int, default=8)
+    export.add_argument("--address-width", type=int, default=64)
+    export.add_argument("--rtlil", action="store_true", help="write RTLIL instead of Verilog")
+    export.set_defaults(run=cmd_export)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)

@@ -1,0 +1,238 @@
+"""What the compiled backends share: one C ABI over a compiled unit, its batched run loop,
+and the Python side that loads it with ctypes and replays its output into the lockstep
+checker. :mod:`.cxxrtl` and :mod:`.verilator` each build a library of this shape.
+
+The C++ run loop is written once, over a few macros each backend defines: ``SET(port,
+value)``, ``GET(port)`` for ports up to 32 bits, ``PUT(port, words)`` / ``TAKE(port,
+words)`` for payloads, ``SETTLE()`` (evaluate with the clock low) and ``RISE()`` (a
+rising edge, the clock left low afterwards for the next settle to see).
+"""
+
+import ctypes
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..model.config import UnitConfig
+from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width, DESCRIPTOR_BYTES
+from ..rtl.layouts import CompletionLayout, beat_layout
+from ..rtl.regfile import SLOT_BASE, SLOT_STRIDE, REGISTERS
+from .cosim import BeatRecord, LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps
+
+__all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler"]
+
+RUN_LOOP = r"""
+extern "C" {
+
+void *tma_new() {
+    Harness *h = new Harness;
+    SET(clk, 0);
+    SET(rst, 0);
+    SETTLE();
+    return h;
+}
+
+void tma_free(void *p) { delete static_cast<Harness *>(p); }
+
+long long tma_cycle(void *p) { return static_cast<Harness *>(p)->cycle; }
+
+// One Wishbone classic access; returns 0 on ack, 1 on err, 2 on no answer.
+int tma_bus(void *p, uint32_t word_address, int write, uint32_t data, uint32_t sel, uint32_t *read) {
+    Harness *h = static_cast<Harness *>(p);
+    SET(bus__cyc, 1); SET(bus__stb, 1); SET(bus__we, write != 0);
+    SET(bus__adr, word_address); SET(bus__dat_w, data); SET(bus__sel, sel);
+    int answer = 2;
+    for (int i = 0; i < 16 && answer == 2; i++) {
+        SETTLE();
+        RISE();
+        SETTLE();
+        if (GET(bus__ack)) answer = 0;
+        else if (GET(bus__err)) answer = 1;
+    }
+    *read = GET(bus__dat_r);
+    SET(bus__cyc, 0); SET(bus__stb, 0); SET(bus__we, 0);
+    SETTLE();
+    return answer;
+}
+
+// Offer n_requests requests (REQUEST_WORDS words each), request i after gaps[i] idle
+// cycles; the beat stream is ready on cycle c when ready[c % ready_length]. Runs until
+// every request has completed or max_cycles pass; returns the cycles run.
+long long tma_run(void *p, long long max_cycles,
+                  long long n_requests, const uint32_t *requests, const int32_t *gaps,
+                  const uint8_t *ready, long long ready_length,
+                  uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
+                  uint32_t *completions, int64_t *completion_cycles, long long *n_completions) {
+    Harness *h = static_cast<Harness *>(p);
+    long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0;
+    *n_beats = 0;
+    *n_completions = 0;
+    SET(completions__ready, 1);
+    while (cycles < max_cycles && *n_completions < n_requests) {
+        bool offer = next < n_requests && wait == 0;
+        SET(requests__valid, offer);
+        if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
+        bool beat_ready = ready[cycles % ready_length] != 0;
+        SET(beats__ready, beat_ready);
+        SETTLE();
+        bool request_taken = offer && GET(requests__ready);
+        if (beat_ready && GET(beats__valid) && *n_beats < max_beats) {
+            TAKE(beats__payload, beats + *n_beats * BEAT_WORDS);
+            beat_cycles[*n_beats] = cycles;
+            ++*n_beats;
+        }
+        if (GET(completions__valid)) {
+            TAKE(completions__payload, completions + *n_completions * COMPLETION_WORDS);
+            completion_cycles[*n_completions] = cycles;
+            ++*n_completions;
+        }
+        RISE();
+        h->cycle++;
+        cycles++;
+        if (request_taken) {
+            next++;
+            wait = next < n_requests ? gaps[next] : 0;
+        } else if (!offer && wait > 0) {
+            wait--;
+        }
+    }
+    SET(requests__valid, 0);
+    SETTLE();
+    return cycles;
+}
+
+}
+"""
+
+
+def words(bits: int) -> int:
+    return (bits + 31) // 32
+
+
+def payload_defines(config: UnitConfig) -> str:
+    return (f"#define REQUEST_WORDS {words(payload_width(REQUEST_FIELDS))}\n"
+            f"#define BEAT_WORDS {words(beat_layout(config).size)}\n"
+            f"#define COMPLETION_WORDS {words(CompletionLayout.size)}\n")
+
+
+def cache_dir(backend: str) -> Path:
+    root = Path(os.environ.get("TMA_UNIT_CACHE", Path.home() / ".cache" / "tma-unit"))
+    return root / backend
+
+
+def compiler() -> str:
+    found = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+    if found is None:
+        raise RuntimeError("the compiled backends need a C++ compiler (g++ or $CXX) on PATH")
+    return found
+
+
+def cache_key(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+class NativeUnit:
+    """One simulated unit in a compiled library with the C ABI above."""
+
+    def __init__(self, config: UnitConfig, library: Path):
+        self.config = config
+        self.lib = ctypes.CDLL(str(library))
+        self.lib.tma_new.restype = ctypes.c_void_p
+        self.lib.tma_free.argtypes = [ctypes.c_void_p]
+        self.lib.tma_cycle.argtypes = [ctypes.c_void_p]
+        self.lib.tma_cycle.restype = ctypes.c_longlong
+        self.lib.tma_bus.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
+                                     ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
+        pointer = np.ctypeslib.ndpointer
+        self.lib.tma_run.argtypes = [
+            ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
+            pointer(np.uint32, flags="C"), pointer(np.int32, flags="C"),
+            pointer(np.uint8, flags="C"), ctypes.c_longlong,
+            pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.c_longlong,
+            ctypes.POINTER(ctypes.c_longlong),
+            pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong)]
+        self.lib.tma_run.restype = ctypes.c_longlong
+        self.handle = self.lib.tma_new()
+        self.beat_layout = beat_layout(config)
+        self.beat_words = words(self.beat_layout.size)
+        self.request_words = words(payload_width(REQUEST_FIELDS))
+        self.completion_words = words(CompletionLayout.size)
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle:
+            self.lib.tma_free(handle)
+            self.handle = None
+
+    @property
+    def cycle(self) -> int:
+        return self.lib.tma_cycle(self.handle)
+
+    def bus(self, byte_address: int, write: bool, data: int = 0, sel: int = 0xF) -> int:
+        read = ctypes.c_uint32()
+        answer = self.lib.tma_bus(self.handle, byte_address >> 2, int(write), data, sel, ctypes.byref(read))
+        if answer == 1:
+            from .testbench import BusError
+            raise BusError(f"Wishbone err at {byte_address:#x}")
+        if answer == 2:
+            raise TimeoutError(f"no Wishbone response at {byte_address:#x}")
+        return read.value
+
+    def write_descriptor(self, slot: int, image: bytes):
+        for word in range(DESCRIPTOR_BYTES // 4):
+            self.bus(SLOT_BASE + slot * SLOT_STRIDE + 4 * word, True,
+                     int.from_bytes(image[4 * word:4 * word + 4], "little"))
+
+    def set_slot_valid(self, mask: int):
+        self.bus(next(r.offset for r in REGISTERS if r.name == "SLOT_VALID"), True, mask)
+
+    def run(self, requests: list, gaps: np.ndarray, ready: np.ndarray, max_beats: int,
+            max_cycles: int = 1 << 40):
+        """Run the requests (field dicts); returns (beat words, beat cycles, completion words,
+        completion cycles, cycles run)."""
+        count = len(requests)
+        request_words = np.zeros((max(count, 1), self.request_words), dtype=np.uint32)
+        for i, fields in enumerate(requests):
+            value = pack_payload(REQUEST_FIELDS, fields)
+            request_words[i] = np.frombuffer(value.to_bytes(4 * self.request_words, "little"), dtype=np.uint32)
+        beats = np.zeros((max(max_beats, 1), self.beat_words), dtype=np.uint32)
+        beat_cycles = np.zeros(max(max_beats, 1), dtype=np.int64)
+        completions = np.zeros((max(count, 1), self.completion_words), dtype=np.uint32)
+        completion_cycles = np.zeros(max(count, 1), dtype=np.int64)
+        n_beats, n_completions = ctypes.c_longlong(), ctypes.c_longlong()
+        cycles = self.lib.tma_run(self.handle, max_cycles, count, request_words,
+                                  np.ascontiguousarray(gaps, dtype=np.int32),
+                                  np.ascontiguousarray(ready, dtype=np.uint8), len(ready), beats, beat_cycles,
+                                  max_beats, ctypes.byref(n_beats), completions, completion_cycles,
+                                  ctypes.byref(n_completions))
+        return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],
+                completion_cycles[:n_completions.value], cycles)
+
+    def decode_beat(self, beat_words: np.ndarray):
+        return self.beat_layout.from_bits(int.from_bytes(beat_words.tobytes(), "little"))
+
+
+def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
+    """Run ``scenario`` on a compiled unit under the lockstep checker."""
+    checker = LockstepChecker(scenario)
+    for slot, image in scenario.images.items():
+        if image is not None:
+            unit.write_descriptor(slot, image)
+    unit.set_slot_valid(scenario.valid_slots)
+    expected_beats = sum(len(beats) for _, beats in checker.expected)
+    beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
+        scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap),
+        ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1)
+    # replay in cycle order: beats and completions interleaved as the RTL produced them
+    events = sorted([(int(c), 0, i) for i, c in enumerate(beat_cycles)]
+                    + [(int(c), 1, i) for i, c in enumerate(completion_cycles)])
+    for cycle, kind, i in events:
+        if kind == 0:
+            checker.on_beat(cycle, BeatRecord.from_view(unit.decode_beat(beats[i])))
+        else:
+            value = CompletionLayout.from_bits(int.from_bytes(completions[i].tobytes(), "little"))
+            checker.on_completion(cycle, int(value.request_id), int(value.status), int(value.transaction_bytes))
+    return checker.finish(cycles)
