@@ -31,6 +31,17 @@ def scenario(config, count):
     return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests)
 
 
+def batched_rate(unit, work):
+    """Cycles and seconds of one batched run of ``work`` on a compiled unit."""
+    from tma_unit.sim.cosim import ready_pattern, request_gaps
+    unit.write_descriptor(0, encode_descriptor(TILE))
+    unit.set_slot_valid(1)
+    start = time.perf_counter()
+    *_, cycles = unit.run(work.requests, request_gaps(0, len(work.requests), 0), ready_pattern(0, 1.0),
+                          2048 * len(work.requests) + 1)
+    return cycles, time.perf_counter() - start
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests-pysim", type=int, default=2)
@@ -45,30 +56,18 @@ def main():
     py_rate = py.cycles / py_seconds
 
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-    from tma_unit.sim.cosim import ready_pattern, request_gaps
     start = time.perf_counter()
     unit = CxxrtlUnit(config, args.optimize)
     build_seconds = time.perf_counter() - start
     work = scenario(config, args.requests_cxxrtl)
-    unit.write_descriptor(0, encode_descriptor(TILE))
-    unit.set_slot_valid(1)
-    start = time.perf_counter()
-    beats, _, _, _, cycles = unit.run(work.requests, request_gaps(0, len(work.requests), 0),
-                                      ready_pattern(0, 1.0), 2048 * len(work.requests) + 1)
-    batch_seconds = time.perf_counter() - start
+    cycles, batch_seconds = batched_rate(unit, work)
     cxx_rate = cycles / batch_seconds
     start = time.perf_counter()
     checked = run_cxxrtl(scenario(config, 4), unit)          # the checked path, for its cost
     check_seconds = time.perf_counter() - start
 
     from tma_unit.sim.verilator import VerilatorUnit
-    verilated = VerilatorUnit(config)
-    verilated.write_descriptor(0, encode_descriptor(TILE))
-    verilated.set_slot_valid(1)
-    start = time.perf_counter()
-    _, _, _, _, v_cycles = verilated.run(work.requests, request_gaps(0, len(work.requests), 0),
-                                         ready_pattern(0, 1.0), 2048 * len(work.requests) + 1)
-    v_seconds = time.perf_counter() - start
+    v_cycles, v_seconds = batched_rate(VerilatorUnit(config), work)
 
     print(f"{'backend':34} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
     print(f"{'Amaranth pysim (checked)':34} {py.cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")

@@ -80,16 +80,23 @@ def lane_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-def beat_layout(config: UnitConfig) -> data.StructLayout:
-    """A beat: ``lanes`` chunks and what they share."""
-    return data.StructLayout({
-        "lanes": data.ArrayLayout(lane_layout(config), config.lanes),
+def _sideband(config: UnitConfig) -> dict:
+    """What every chunk of a beat shares, travelling beside them (Glasgow's metadata)."""
+    return {
         "element_pitch": unsigned(7),
         "fill": Fill,
         "request_id": unsigned(config.id_width),
         "operation": Operation,
         "reduce_op": ReduceOp,
         "multicast_mask": unsigned(16),
+    }
+
+
+def beat_layout(config: UnitConfig) -> data.StructLayout:
+    """A beat: ``lanes`` chunks and what they share."""
+    return data.StructLayout({
+        "lanes": data.ArrayLayout(lane_layout(config), config.lanes),
+        **_sideband(config),
         "last": 1,
     })
 
@@ -134,10 +141,5 @@ def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
         "row_chunks": unsigned(RADIX_WIDTH),
         "gather": 1,
         "prefetch": 1,
-        "element_pitch": unsigned(7),
-        "fill": Fill,
-        "request_id": unsigned(config.id_width),
-        "operation": Operation,
-        "reduce_op": ReduceOp,
-        "multicast_mask": unsigned(16),
+        **_sideband(config),
     })

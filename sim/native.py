@@ -22,7 +22,7 @@ from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_BASE, SLOT_STRIDE, REGISTERS
 from .cosim import BeatRecord, LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps
 
-__all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler"]
+__all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler", "run_loop"]
 
 RUN_LOOP = r"""
 extern "C" {
@@ -106,6 +106,20 @@ long long tma_run(void *p, long long max_cycles,
 
 }
 """
+
+
+#: The unit's ports the run loop touches, as Amaranth names them.
+PORTS = ("bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel", "bus__ack", "bus__err",
+         "bus__dat_r", "requests__valid", "requests__ready", "requests__payload", "beats__valid",
+         "beats__ready", "beats__payload", "completions__valid", "completions__ready", "completions__payload")
+
+
+def run_loop(mangle) -> str:
+    """:data:`RUN_LOOP` with each port name as a backend spells it (``mangle(name)``)."""
+    loop = RUN_LOOP
+    for port in PORTS:
+        loop = loop.replace(f"({port}", f"({mangle(port)}")
+    return loop
 
 
 def words(bits: int) -> int:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import NativeUnit, RUN_LOOP, cache_dir, cache_key, compiler, payload_defines, run_native
+from .native import NativeUnit, cache_dir, cache_key, compiler, payload_defines, run_loop, run_native
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
 
@@ -70,13 +70,7 @@ def lint(verilog_path: Path) -> subprocess.CompletedProcess:
 def build_library(config: UnitConfig) -> Path:
     from ..export import export_verilog
     verilog = export_verilog(config)
-    loop = RUN_LOOP
-    for port in ("bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel", "bus__ack",
-                 "bus__err", "bus__dat_r", "requests__valid", "requests__ready", "requests__payload",
-                 "beats__valid", "beats__ready", "beats__payload", "completions__valid",
-                 "completions__ready", "completions__payload"):
-        # Verilator escapes a double underscore in a name as ___05F
-        loop = loop.replace(f"({port}", f"({port.replace('__', '___05F')}")
+    loop = run_loop(lambda port: port.replace("__", "___05F"))    # Verilator escapes "__" as ___05F
     wrapper = payload_defines(config) + _PORT_ACCESS + loop
     tool = verilator()
     cxx = compiler()
