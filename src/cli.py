@@ -7,6 +7,8 @@ demo
     copies) through the RTL in lockstep with the golden model and print a table.
 export
     Write the configured unit as one Verilog (or RTLIL) file.
+draw
+    A PNG of a copy's shared-memory layout (PTX 5.5.7 style), or one per swizzle mode.
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
 layout
@@ -140,6 +142,20 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_draw(args) -> int:
+    from .draw import draw_layout, draw_swizzles
+    if args.swizzles:
+        import os
+        os.makedirs(args.swizzles, exist_ok=True)
+        for path in draw_swizzles(args.swizzles):
+            print(f"wrote {path}")
+        return 0
+    tm, req = _case_from_args(args)
+    draw_layout(tm, req, args.output)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -168,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
     demo.add_argument("--vcd", help="write a waveform per case, named after this path")
     demo.set_defaults(run=cmd_demo)
+    draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout")
+    for argument in ("case", "--example", "--descriptor", "--request", "--coords", "--smem", "--operation", "--mode"):
+        draw._add_action(next(a for a in layout._actions if argument in (a.dest, *a.option_strings)))
+    draw.add_argument("-o", "--output", default="layout.png")
+    draw.add_argument("--swizzles", metavar="FOLDER", help="write one image per swizzle mode into FOLDER")
+    draw.set_defaults(run=cmd_draw)
     export = sub.add_parser("export", help="write the configured unit as Verilog (or RTLIL)")
     export.add_argument("-o", "--output", default="tma_unit.v", help="file to write, - for stdout")
     export.add_argument("--lanes", type=int, default=1)
