@@ -16,7 +16,7 @@ import numpy as np
 
 from .request import Request
 from .tensormap import TensorMap
-from .traversal import box_elements
+from .traversal import box_elements, units_per_chunk
 
 __all__ = ["BANKS", "BANK_BYTES", "wavefronts", "chunk_addresses", "conflicts"]
 
@@ -34,7 +34,7 @@ def chunk_addresses(tm: TensorMap, req: Request) -> np.ndarray:
     """Shared-memory address of each 16-byte chunk, shape (rows, chunks per row), in the
     copy's logical order."""
     elements = box_elements(tm, req)
-    per_chunk = max(1, 16 // tm.info.unit_smem_bytes)
+    per_chunk = units_per_chunk(tm)
     return elements.smem_address[:, ::per_chunk] & ~np.int64(15)
 
 

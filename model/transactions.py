@@ -104,8 +104,9 @@ def transactions(tm: TensorMap, req: Request) -> Transactions:
                         mask, count, fill, per_chunk)
 
 
-def transaction_bytes(tm: TensorMap, req: Request) -> int:
+def transaction_bytes(tm: TensorMap, req: Request, walk=None) -> int:
     """The mbarrier transaction count of a load: every shared-memory byte the box fills,
-    out-of-bounds and padding bytes included (REFERENCE.md project decision)."""
-    walk = row_walk(tm, req)
+    out-of-bounds and padding bytes included (REFERENCE.md project decision). ``walk``:
+    the request's row walk, if the caller has it already."""
+    walk = walk or row_walk(tm, req)
     return walk.rows * tm.row_pitch()

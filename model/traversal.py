@@ -141,7 +141,7 @@ def box_elements(tm: TensorMap, req: Request, walk: RowWalk | None = None) -> Bo
     in_bounds = walk.in_bounds[:, None] & dim0_inside[None, :]
     # The swizzle reads only address bits >= 7 (swizzle.py), so it moves whole 16-byte
     # chunks: swizzle each chunk's start once and XOR in the unit's place inside the chunk.
-    per_chunk = CHUNK_BYTES // info.unit_smem_bytes
+    per_chunk = units_per_chunk(tm)
     chunks = -(-walk.units // per_chunk)
     base = 0 if req.operation == Operation.PREFETCH else req.smem_address
     chunk_start = (base + np.arange(walk.rows, dtype=np.int64)[:, None] * pitch
@@ -157,4 +157,5 @@ def box_elements(tm: TensorMap, req: Request, walk: RowWalk | None = None) -> Bo
 
 
 def units_per_chunk(tm: TensorMap) -> int:
+    """Units one 16-byte shared-memory chunk holds."""
     return CHUNK_BYTES // tm.info.unit_smem_bytes

@@ -18,7 +18,7 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
     checker = LockstepChecker(scenario)
     ready = ready_pattern(scenario.seed, scenario.ready_probability)
     gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
-    state = {"cycle": 0, "setup_done": False, "done": False}
+    state = {"cycle": 0, "setup_done": False}
     total = len(scenario.requests)
 
     async def setup_and_requests(ctx):

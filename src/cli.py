@@ -163,18 +163,23 @@ def cmd_docs(args) -> int:
     return 0
 
 
+def _add_case_arguments(parser) -> None:
+    """The arguments that pick a copy (read by ``_case_from_args``)."""
+    parser.add_argument("case", nargs="?", help="JSON file with 'tensor_map' and 'request' (default: built-in)")
+    parser.add_argument("--example", help="a built-in example: " + ", ".join(EXAMPLES))
+    parser.add_argument("--descriptor", help="JSON file with the tensor map's fields")
+    parser.add_argument("--request", help="JSON file with the request's fields")
+    parser.add_argument("--coords", help="coordinates, dimension 0 first, e.g. 960,996")
+    parser.add_argument("--smem", help="shared-memory address, e.g. 0x400")
+    parser.add_argument("--operation", help="LOAD, STORE, REDUCE or PREFETCH")
+    parser.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tma-unit", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     layout = sub.add_parser("layout", help="where every 16-byte chunk of a copy lands")
-    layout.add_argument("case", nargs="?", help="JSON file with 'tensor_map' and 'request' (default: built-in)")
-    layout.add_argument("--example", help="a built-in example: " + ", ".join(EXAMPLES))
-    layout.add_argument("--descriptor", help="JSON file with the tensor map's fields")
-    layout.add_argument("--request", help="JSON file with the request's fields")
-    layout.add_argument("--coords", help="coordinates, dimension 0 first, e.g. 960,996")
-    layout.add_argument("--smem", help="shared-memory address, e.g. 0x400")
-    layout.add_argument("--operation", help="LOAD, STORE, REDUCE or PREFETCH")
-    layout.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
+    _add_case_arguments(layout)
     layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
     layout.set_defaults(run=cmd_layout)
     demo = sub.add_parser("demo", help="run the demo suite through the RTL in lockstep with the model")
@@ -185,8 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--vcd", help="write a waveform per case, named after this path")
     demo.set_defaults(run=cmd_demo)
     draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout")
-    for argument in ("case", "--example", "--descriptor", "--request", "--coords", "--smem", "--operation", "--mode"):
-        draw._add_action(next(a for a in layout._actions if argument in (a.dest, *a.option_strings)))
+    _add_case_arguments(draw)
     draw.add_argument("-o", "--output", default="layout.png")
     draw.add_argument("--swizzles", metavar="FOLDER", help="write one image per swizzle mode into FOLDER")
     draw.set_defaults(run=cmd_draw)
