@@ -21,7 +21,7 @@ from .transactions import Transactions, transaction_bytes, transactions
 from .types import AccessMode, Operation
 
 __all__ = ["Completion", "complete", "request_from_fields", "fields_from_request",
-           "check_unit_limits", "encode_request", "decode_request"]
+           "check_unit_limits", "check", "encode_request", "decode_request"]
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,32 @@ def check_unit_limits(tm: TensorMap, req: Request, config: UnitConfig) -> None:
                        f"puts the tensor's last byte at {last:#x}, past the {config.address_width}-bit address space")
 
 
+def _checked(image: bytes | None, fields: dict, config: UnitConfig):
+    """The map and request of a hardware request after every check :func:`complete` makes."""
+    if image is None or fields["slot"] >= config.slots:
+        raise TmaError(ErrorCode.SLOT_INVALID, "slot", fields["slot"], "holds no valid descriptor")
+    tm = decode_descriptor(image)
+    req = request_from_fields(fields, tm)
+    validate_request(tm, req)
+    check_unit_limits(tm, req, config)
+    return tm, req
+
+
+def check(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorCode, int]:
+    """The completion's status and byte count alone, without the transactions."""
+    try:
+        tm, req = _checked(image, fields, config)
+    except TmaError as error:
+        return error.code, 0
+    return ErrorCode.OK, transaction_bytes(tm, req)
+
+
 def complete(image: bytes | None, fields: dict, config: UnitConfig) -> Completion:
     """The unit's completion (and transactions) for a hardware request on a slot holding
     ``image`` (None: never written or invalidated)."""
     request_id = fields["request_id"]
     try:
-        if image is None or fields["slot"] >= config.slots:
-            raise TmaError(ErrorCode.SLOT_INVALID, "slot", fields["slot"], "holds no valid descriptor")
-        tm = decode_descriptor(image)
-        req = request_from_fields(fields, tm)
-        validate_request(tm, req)
-        check_unit_limits(tm, req, config)
+        tm, req = _checked(image, fields, config)
     except TmaError as error:
         return Completion(request_id, error.code, 0, None, error)
     return Completion(request_id, ErrorCode.OK, transaction_bytes(tm, req), transactions(tm, req))

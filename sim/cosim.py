@@ -94,6 +94,7 @@ class RunResult:
     completions: list
     bytes_moved: int
     beat_cycles: list = field(default_factory=list)     # the cycle each beat was taken
+    completion_cycles: list = field(default_factory=list)   # the cycle each completion was taken
 
 
 class LockstepChecker:
@@ -122,6 +123,7 @@ class LockstepChecker:
         self.bytes_moved = 0
         self.completions = []
         self.beat_cycles = []
+        self.completion_cycles = []
 
     # -- reports -----------------------------------------------------------------------
     def _context(self, index):
@@ -201,6 +203,7 @@ class LockstepChecker:
         if differences:
             self._fail(f"completion {self.completion_index}", cycle, differences, self.completion_index)
         self.completions.append((request_id, status, transaction_bytes))
+        self.completion_cycles.append(cycle)
         self.completion_index += 1
 
     def finish(self, cycles: int) -> RunResult:
@@ -210,4 +213,5 @@ class LockstepChecker:
         self._skip_beatless()
         if self.request_index < len(self.expected):
             self._fail("beats the model expected never came", cycles, [], self.request_index)
-        return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved, self.beat_cycles)
+        return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved, self.beat_cycles,
+                         self.completion_cycles)

@@ -1,0 +1,90 @@
+"""The timing model (model/timing.py) against the RTL, cycle for cycle: the cycle of every
+beat and completion, on the demo suite and on random request sequences (legal and
+illegal, random gaps and backpressure), lanes 1 and 8. The RTL runs as the exported
+Verilog under Verilator, whose beats test_export checks against the golden model and the
+Amaranth simulation."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.timing import predict, predict_scenario, ReadyPattern
+from tma_unit.sim.cosim import ready_pattern, request_gaps
+from tma_unit.sim.demo import DEMO_CASES, demo_scenario
+from tma_unit.sim.native import run_native
+from tma_unit.sim.verilator import VerilatorUnit
+
+from strategies import scenarios
+
+SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+UNITS = {}
+
+
+def unit(lanes):
+    if lanes not in UNITS:
+        UNITS[lanes] = VerilatorUnit(UnitConfig(lanes=lanes, slots=8))
+    return UNITS[lanes]
+
+
+def assert_same_timing(scenario):
+    rtl = run_native(scenario, unit(scenario.config.lanes))
+    gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
+    ready = ready_pattern(scenario.seed, scenario.ready_probability)
+    timing = predict_scenario(scenario.config, scenario.images, scenario.valid_slots, scenario.requests, gaps, ready)
+    assert timing.beat_cycles.tolist() == list(rtl.beat_cycles)
+    assert timing.completion_cycles.tolist() == list(rtl.completion_cycles)
+    assert timing.cycles == rtl.cycles
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3), (0.8, 40), (0.2, 0)])
+def test_demo_suite(lanes, probability, max_gap):
+    scenario = demo_scenario(UnitConfig(lanes=lanes, slots=8), list(DEMO_CASES), copies=2)
+    scenario.seed, scenario.ready_probability, scenario.max_gap = 11, probability, max_gap
+    assert_same_timing(scenario)
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_random_sequences(lanes):
+    config = UnitConfig(lanes=lanes, slots=8)
+
+    @settings(max_examples=60, **SETTINGS)
+    @given(scenarios(config, max_requests=10, legal_only=False, max_rows=32),
+           st.sampled_from([1.0, 0.9, 0.5, 0.1]), st.sampled_from([0, 1, 2, 6, 30]))
+    def check(scenario, probability, max_gap):
+        scenario.ready_probability, scenario.max_gap = probability, max_gap
+        assert_same_timing(scenario)
+
+    check()
+
+
+@settings(max_examples=200, **SETTINGS)
+@given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=12),
+       st.integers(0, 1 << 16), st.sampled_from([1.0, 0.6, 0.05]), st.integers(0, 12))
+def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap):
+    """Stepping over steady stretches gives the cycles of stepping every cycle."""
+    records = [(n if beats else 1, beats) for n, beats in records]
+    gaps = request_gaps(seed, len(records), max_gap)
+    ready = ready_pattern(seed, probability, length=97)
+    fast, slow = predict(records, gaps, ready), predict(records, gaps, ready, skip=False)
+    assert fast.beat_cycles.tolist() == slow.beat_cycles.tolist()
+    assert fast.beat_jobs.tolist() == slow.beat_jobs.tolist()
+    assert fast.completion_cycles.tolist() == slow.completion_cycles.tolist()
+
+
+def test_back_to_back_requests_keep_the_rate():
+    """Derived from the documented structure: with ready high and no gaps, beats leave on
+    consecutive cycles from cycle 3 + 1 + 4 = 8 on (three front-end registers, the walker's
+    job load, four back-end registers), a rejected request's record takes one cycle of its
+    own, and each request completes two cycles after its last record leaves."""
+    timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1])
+    assert timing.beat_cycles.tolist() == list(range(8, 16)) + [17, 18]
+    assert timing.beat_jobs.tolist() == [0] * 5 + [1] * 3 + [3] * 2
+    assert timing.completion_cycles.tolist() == [12 + 2, 15 + 2, 16 + 2, 18 + 2]
+    assert timing.cycles == 21
+
+
+def test_never_ready_is_refused():
+    with pytest.raises(ValueError, match="never ready"):
+        ReadyPattern(np.zeros(8))
