@@ -172,7 +172,7 @@ def cmd_explore(args) -> int:
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     workloads = args.workloads.split(",") if args.workloads else None
-    synthesis = "none" if args.no_synthesis else ("synth" if args.no_place else "place")
+    synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
     rows = explore(points, workloads, progress=not args.quiet, ready_probability=args.ready,
                    synthesis=synthesis, device=args.device)
     out = Path(args.output)
@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--ready", type=float, default=1.0,
                          help="probability the beat stream is ready in a cycle (default 1.0)")
     explore.add_argument("--device", default="85k", help="ECP5 device: 25k, 45k or 85k (default 85k)")
-    explore.add_argument("--no-place", action="store_true", help="synthesis only: area, no Fmax (faster)")
+    explore.add_argument("--place", action="store_true",
+                         help="also place and route (nextpnr) for Fmax: minutes more per new point")
     explore.add_argument("--no-synthesis", action="store_true", help="bandwidth only, no area or Fmax")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

@@ -65,7 +65,7 @@ def default_points() -> list[Point]:
 
 
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
-             synthesis: str = "place", device: str = "85k") -> list[Row]:
+             synthesis: str = "synth", device: str = "85k") -> list[Row]:
     """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
     "synth" (area before place and route, no Fmax) or "none"."""
     config = point.config()

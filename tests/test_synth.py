@@ -1,0 +1,24 @@
+"""ECP5 synthesis through the YoWASP tools (src/synth.py): the unit synthesizes, the
+figures are read from Yosys's statistics, and a second request is served from the cache
+without running the tools again."""
+
+import time
+
+from tma_unit.model.config import UnitConfig
+from tma_unit.synth import synthesize
+
+
+def test_synthesis_figures_and_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMA_UNIT_CACHE", str(tmp_path))
+    config = UnitConfig(lanes=1, slots=2)
+    first = synthesize(config, place=False)
+    # the unit has registers and logic, multiplies coordinates by 40-bit strides (DSP
+    # blocks), and keeps its completion FIFO in distributed RAM
+    assert first.luts > 1000 and first.flip_flops > 1000
+    assert first.dsps > 0
+    assert first.fmax_mhz is None and first.critical_path == ""
+    assert len(list((tmp_path / "synthesis").glob("*.json"))) == 1
+    start = time.perf_counter()
+    again = synthesize(config, place=False)
+    assert again == first
+    assert time.perf_counter() - start < first.seconds / 2
