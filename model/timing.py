@@ -44,7 +44,9 @@ __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing"
 FRONT_END_STAGES = 3
 #: Registers from the walker to the beat stream: walk, datapath A, B, output.
 BACK_END_STAGES = 4
-#: Cycles from the last record leaving to its completion being offered (the buffered FIFO).
+#: Cycles from the last record leaving to its completion being offered: Amaranth's
+#: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
+#: output register (one more).
 COMPLETION_LATENCY = 2
 
 
