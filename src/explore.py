@@ -148,7 +148,7 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
         ax.annotate(label(c), (area, mean), textcoords="offset points", xytext=(6, -4), fontsize=8)
     ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.text(ax.get_xlim()[0], SM_BYTES_PER_CYCLE, " one SM's shared memory, 128 B/cycle", va="bottom", fontsize=8)
-    ax.set_xlabel("ECP5 LUT4s")
+    ax.set_xlabel("ECP5 logic cells (LUT4s, carry cells as two)")
     ax.set_ylabel("bytes per cycle (mean over workloads)")
     ax.set_title("Copy unit bandwidth against area")
     ax.grid(alpha=0.3)
