@@ -38,7 +38,7 @@ from .unit import check
 from .types import CHUNK_BYTES
 
 __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
-           "records_of", "predict", "predict_scenario"]
+           "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode, rules.
 FRONT_END_STAGES = 3
@@ -102,7 +102,11 @@ class ReadyPattern:
 def records_of(image, fields: dict, config: UnitConfig) -> tuple[int, bool]:
     """The walker records a request makes and whether they carry beats: ceil(chunks /
     lanes) beats for a legal request, one record without a beat for a rejected one."""
-    status, transaction_bytes = check(image, fields, config)
+    return records_from(*check(image, fields, config), config)
+
+
+def records_from(status, transaction_bytes: int, config: UnitConfig) -> tuple[int, bool]:
+    """:func:`records_of` from a completion's status and byte count already at hand."""
     if status:
         return 1, False
     chunks = transaction_bytes // CHUNK_BYTES

@@ -16,7 +16,7 @@ from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 
 from .model.config import UnitConfig
-from .model.timing import predict_scenario
+from .model.timing import predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
@@ -80,8 +80,10 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         if len(work.maps) > config.slots:
             continue                    # the workload needs more descriptors than the unit holds
         images, valid, requests = work.stream(config)
-        moved = sum(check(images[r["slot"]], r, config)[1] for r in requests)
-        timing = predict_scenario(config, images, valid, requests, [0] * len(requests), ready)
+        checks = [check(images[r["slot"]], r, config) for r in requests]
+        moved = sum(count for _, count in checks)
+        timing = predict([records_from(status, count, config) for status, count in checks],
+                         [0] * len(requests), ready)
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, name, len(requests), moved, timing.cycles,
