@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from .model import (TYPE_INFO, AccessMode, DataType, MapKind, OobFill, Operation, Request, Swizzle, TensorMap,
                     encode_descriptor)
 from .model.config import UnitConfig
+from .model.tensormap import dense_strides
 from .model.unit import fields_from_request
 
 __all__ = ["Workload", "WORKLOADS", "workload"]
@@ -64,16 +65,8 @@ class Workload:
 
 def _tiled(dtype, dims, box, swizzle=Swizzle.B128, oob=OobFill.NONE, base=0x1000_0000):
     element_bytes = TYPE_INFO[dtype].global_bytes(1)
-    return TensorMap(MapKind.TILED, dtype, base, tuple(dims), tuple(_strides(dims, element_bytes)), tuple(box),
+    return TensorMap(MapKind.TILED, dtype, base, tuple(dims), tuple(dense_strides(dims, element_bytes)), tuple(box),
                      (1,) * len(dims), swizzle=swizzle, oob_fill=oob)
-
-
-def _strides(dims, element_bytes):
-    strides, pitch = [], dims[0] * element_bytes
-    for d in dims[1:]:
-        strides.append(pitch)
-        pitch *= d
-    return strides
 
 
 def _load(coords, smem, **kw):
@@ -124,7 +117,7 @@ def _convolution():
     for height, channels in ((56, 64), (28, 128), (14, 256), (7, 512)):
         dims = (channels, height, height, batch)
         activations = TensorMap(MapKind.IM2COL, DataType.FLOAT16, 0x1000_0000 * (1 + len(maps)), dims,
-                                tuple(_strides(dims, 2)), (), (1, 1, 1, 1), swizzle=Swizzle.B128,
+                                tuple(dense_strides(dims, 2)), (), (1, 1, 1, 1), swizzle=Swizzle.B128,
                                 lower_corner=(-1, -1), upper_corner=(-1, -1),
                                 channels_per_pixel=channels_per_load, pixels_per_column=tile_pixels)
         weights = _tiled(DataType.FLOAT16, (9 * channels, channels), (64, 128), base=0x8000_0000 + len(maps) * 0x100_0000)
