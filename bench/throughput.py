@@ -1,5 +1,7 @@
 """Bytes per cycle of the RTL against its 16 x lanes limit, for lanes 1, 2, 4, 8 and the
-demo suite (issue target: at least 0.95 of the limit on boxes whose rows are whole chunks).
+demo suite, which holds every access mode: tiled, gather4, scatter4, im2col, im2col::w and
+im2col::w::128 (issue targets: at least 0.95 of the limit on boxes whose rows are whole
+chunks, in every mode).
 
 Each case runs as a stream of back-to-back requests with the beat stream always ready,
 long enough (about 1000 beats) that the unit's fixed latency is a small part of it; the
@@ -22,7 +24,7 @@ def main():
     parser.add_argument("--lanes", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--beats", type=int, default=1000, help="beats per case stream")
     args = parser.parse_args()
-    print(f"{'lanes':>5} {'case':24} {'chunks/req':>10} {'requests':>8} {'cycles':>7} "
+    print(f"{'lanes':>5} {'case':24} {'mode':14} {'chunks/req':>10} {'requests':>8} {'cycles':>7} "
           f"{'B/cycle':>8} {'limit':>6} {'ratio':>6} {'latency':>7}")
     for lanes in args.lanes:
         config = UnitConfig(lanes=lanes)
@@ -37,9 +39,9 @@ def main():
             rate = moved / stream.cycles
             ratio = rate / (16 * lanes)
             ratios.append(ratio)
-            print(f"{lanes:>5} {name:24} {chunks:>10} {copies:>8} {stream.cycles:>7} {rate:>8.2f} "
+            print(f"{lanes:>5} {name:24} {request.mode.name.lower():14} {chunks:>10} {copies:>8} {stream.cycles:>7} {rate:>8.2f} "
                   f"{16 * lanes:>6} {ratio:>6.3f} {single.cycles - beats:>7}")
-        print(f"{lanes:>5} {'lowest ratio':24} {min(ratios):>54.3f}")
+        print(f"{lanes:>5} {'lowest ratio':24} {min(ratios):>69.3f}")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 generation and the swizzle, in three pipeline stages behind the walker.
 
 A. coordinates: ``start + digit * element stride`` in dimensions 1..4 (gather4: the row
-   the digit picks), the value coordinate of the chunk's first unit along dimension 0,
+   the digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate of the chunk's first unit along dimension 0,
    the chunk's unit count, its place in the dense shared-memory image;
-B. per-dimension products ``coordinate * stride`` (full width: 33-bit signed by 40-bit
+B. per-dimension products ``coordinate * stride`` (full width: 34-bit signed by 40-bit
    strides), the in-bounds bit of every unit (PTX 5.5.3.3: negative coordinates and
    coordinates past the dimension are both out), the swizzled shared-memory address
    (5.5.7);
@@ -22,7 +22,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .layouts import beat_layout, CompletionLayout, beat_constants_layout
+from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .swizzle import swizzle_address
 from .walker import walk_layout, completion_info_layout
 
@@ -80,7 +80,7 @@ class Datapath(wiring.Component):
         advance = self.advance
 
         layout_a = _stage_layout(config, {
-            "alive": 1, "coords": data.ArrayLayout(signed(33), 4), "row_inside": 1,
+            "alive": 1, "coords": data.ArrayLayout(PIXEL_COORD, 4), "row_inside": 1,
             "first_value": signed(34), "units": unsigned(5), "smem_dense": unsigned(smem_width)})
         layout_b = _stage_layout(config, {
             # signed, so that assigning a narrower product sign-extends it (addresses wrap mod 2^width)
@@ -112,6 +112,7 @@ class Datapath(wiring.Component):
                         coordinate = Mux(beat.gather, rows[digits[1][:2]], coordinate)
                     else:
                         coordinate = Mux(beat.gather, 0, coordinate)
+                    coordinate = Mux(beat.pixel_mode, walk.lane_pixel[j][d - 1], coordinate)
                     m.d.sync += lane.coords[d - 1].eq(coordinate)
                     inside = inside & (coordinate >= 0) & (coordinate < beat.dims[d])
                 linear = walk.beat_index * config.lanes + j

@@ -21,7 +21,8 @@ from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.types import AccessMode, Operation, OobFill
 from .decode import decode_descriptor
-from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH
+from ..model.im2col import W128_GROUP
+from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
 from .validate import products, rule_list, first_broken_rule, swizzle_value
 
 __all__ = ["FrontEnd", "mixed_radix"]
@@ -106,7 +107,10 @@ class FrontEnd(wiring.Component):
         code = first_broken_rule(m, rules)
 
         job = Signal.like(self.job.payload)
-        radices = [d.row_chunks] + [Mux(gather, 4 if i == 1 else 1, d.counts[i]) for i in range(1, 5)]
+        pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+        radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
+                   + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
+        self._pixel_walk(m, job.pixels, d, req, pixel_mode)
         step_digits, step_overflow = mixed_radix(config.lanes, radices)
         beat = job.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
@@ -145,6 +149,7 @@ class FrontEnd(wiring.Component):
             beat.unit_global_bytes.eq(d.unit_global_bytes),
             beat.row_chunks.eq(d.row_chunks),
             beat.gather.eq(gather),
+            beat.pixel_mode.eq(pixel_mode),
             beat.prefetch.eq(prefetch),
             beat.element_pitch.eq(d.unit_global_bytes * d.step0),
             beat.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
@@ -157,3 +162,37 @@ class FrontEnd(wiring.Component):
         with m.If(advance):
             m.d.sync += [self.job.valid.eq(valid2), self.job.payload.eq(job)]
         return m
+
+    @staticmethod
+    def _pixel_walk(m, walk, d, req, pixel_mode):
+        """The job's pixel walk (``pixel_walk_layout``) from PTX 5.5.4 / 5.5.5: im2col walks
+        the rank - 2 spatial dimensions, im2col::w and ::w::128 only W; N (the last
+        dimension) counts the carries; the im2col offsets (loads) or wOffset shift the
+        walked positions, their range and their start alike."""
+        mode = req.mode.as_value()
+        im2col = mode == AccessMode.IM2COL
+        op = req.operation.as_value()
+        offsets_apply = im2col & ((op == Operation.LOAD) | (op == Operation.PREFETCH))
+        spatial = Mux(im2col, d.rank - 2, 1)
+        for i in range(1, 5):
+            walks = pixel_mode & (spatial >= i)
+            counts = pixel_mode & (d.rank - 1 == i)
+            start = Mux(d.in_rank[i], req.coordinates[i], 0)
+            if i <= SPATIAL:
+                offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
+                if i == 1:
+                    offset = Mux(im2col, offset, req.w_offset)
+                offset = Mux(walks, offset, 0)
+                start = start + offset
+                m.d.comb += [walk.low[i - 1].eq(d.lower_corner[i - 1] + offset),
+                             walk.end[i - 1].eq(d.dims[i] + d.upper_corner[i - 1] + offset)]
+            m.d.comb += [
+                walk.start[i - 1].eq(start),
+                walk.stride[i - 1].eq(Mux(counts, 1, d.element_strides[i])),
+                walk.walks[i - 1].eq(walks),
+                walk.counts[i - 1].eq(counts),
+            ]
+        m.d.comb += [
+            walk.halo.eq(Mux(im2col, 0, req.w_halo)),
+            walk.group_last.eq(Mux(mode == AccessMode.IM2COL_W_128, W128_GROUP - 1, d.pixels - 1)),
+        ]

@@ -102,7 +102,29 @@ def beat_layout(config: UnitConfig) -> data.StructLayout:
 
 
 DIGITS = 5          # the walker's odometer: chunk in row, then box dimensions 1..4
-RADIX_WIDTH = 9     # a radix is at most 256 (box elements per dimension)
+RADIX_WIDTH = 11    # a radix is at most 1535 (im2col::w: 1024 pixels plus 511 halo pixels)
+SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
+PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
+
+
+def pixel_walk_layout() -> data.StructLayout:
+    """The im2col pixel walk of a job (docs/architecture.md, "The pixel walk").
+
+    Tensor dimensions 1..4 each have a role: ``walks`` (a spatial dimension: steps by its
+    traversal stride through ``[low, end)``, restarting at ``low`` and carrying), ``counts``
+    (N: adds the carry) or neither (held: passes the carry on). Coordinates are already
+    shifted by the im2col offsets or wOffset, so a position is the coordinate it reads.
+    """
+    return data.StructLayout({
+        "start": data.ArrayLayout(PIXEL_COORD, 4),
+        "low": data.ArrayLayout(PIXEL_COORD, SPATIAL),
+        "end": data.ArrayLayout(PIXEL_COORD, SPATIAL),
+        "stride": data.ArrayLayout(unsigned(4), 4),
+        "walks": unsigned(4),
+        "counts": unsigned(4),
+        "halo": unsigned(10),           # halo pixels after each group (0: none)
+        "group_last": unsigned(RADIX_WIDTH),    # main pixels in a group, minus 1
+    })
 
 
 def job_layout(config: UnitConfig) -> data.StructLayout:
@@ -119,6 +141,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
+        "pixels": pixel_walk_layout(),
         "beat": beat_constants_layout(config),
     })
 
@@ -140,6 +163,7 @@ def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
         "unit_global_bytes": unsigned(5),
         "row_chunks": unsigned(RADIX_WIDTH),
         "gather": 1,
+        "pixel_mode": 1,                                # im2col, ::w, ::w::128: rows are pixels
         "prefetch": 1,
         **_sideband(config),
     })

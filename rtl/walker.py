@@ -9,18 +9,75 @@ mixed radix, so each digit carries at most one, and the carries are looked ahead
 digit computes both sums; the carry chain is then plain logic). A lane whose odometer
 runs past its last digit is done; when lane 0 is done, so is the box.
 
-The access modes differ only in how the datapath turns digits into coordinates, so the
-im2col walks extend this odometer instead of adding a second iterator.
+The access modes differ only in how a row's coordinates are found. Tiled and gather4 rows
+come from the digits (the datapath multiplies them by the element strides). The im2col
+modes put the pixel index in digit 1 (radix: pixels plus halo pixels) and add a *pixel
+walk*: a second small odometer over W, H, D and N that steps one pixel at a time with
+adds and compares only (no division), as PTX 5.5.4 and 5.5.5 describe it: a spatial
+position steps by its traversal stride, restarts at its lower bound when it reaches its
+end and carries into the next; N counts the carries; halo pixels follow each group of
+main pixels without restarting. The walker keeps the position of lane 0's pixel; the
+pixels of the other lanes of a beat are the next ``lanes - 1`` positions (a beat's lanes
+hold consecutive chunks, so their pixels are consecutive), computed each cycle as a chain
+of single steps, and the next beat's lane-0 pixel is the chain's entry for the pixel
+count lane 0 advanced by.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux
+from amaranth.hdl import Module, Signal, Const, Mux, Array, unsigned
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .layouts import job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH
+from .layouts import (job_layout, beat_constants_layout, pixel_walk_layout, DIGITS, RADIX_WIDTH, SPATIAL,
+                      PIXEL_COORD)
 
-__all__ = ["Walker", "walk_layout", "completion_info_layout"]
+__all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_step"]
+
+HALO_OFFSET_WIDTH = 13      # halo pixels (< 512) times a traversal stride (<= 8)
+
+
+def pixel_state_layout() -> data.StructLayout:
+    """Where the pixel walk stands: the main position (dimensions 1..4), and the halo."""
+    return data.StructLayout({
+        "position": data.ArrayLayout(PIXEL_COORD, 4),
+        "halo_index": unsigned(10),         # 0: a main pixel; k: the k-th halo pixel
+        "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
+        "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
+    })
+
+
+def pixel_step(m, state, walk, name):
+    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``), as a new
+    signal named ``name``: a halo pixel while the group's halo lasts, else the next main
+    position (W steps; a restart carries into H, D, then N)."""
+    after = Signal(pixel_state_layout(), name=name)
+    in_halo = state.halo_index != 0
+    group_end = state.group_index == walk.group_last
+    to_halo = Mux(in_halo, state.halo_index != walk.halo, group_end & (walk.halo != 0))
+    carry = ~to_halo
+    for i in range(4):
+        position = state.position[i]
+        stepped = position + walk.stride[i]
+        moves = walk.walks[i] | walk.counts[i]
+        passes = ~walk.counts[i]
+        if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
+            wrap = stepped >= walk.end[i]
+            stepped = Mux(walk.walks[i] & wrap, walk.low[i], stepped)
+            passes = passes & (~walk.walks[i] | wrap)
+        m.d.comb += after.position[i].eq(Mux(carry & moves, stepped, position))
+        carry = carry & passes
+    m.d.comb += [
+        after.halo_index.eq(Mux(to_halo, state.halo_index + 1, 0)),
+        after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
+        after.group_index.eq(Mux(to_halo, state.group_index,
+                                 Mux(in_halo | group_end, 0, state.group_index + 1))),
+    ]
+    return after
+
+
+def pixel_coordinates(state):
+    """The coordinates (dimensions 1..4) the pixel ``state`` reads."""
+    return [state.position[0] + state.halo_offset] + [state.position[i] for i in range(1, 4)]
 
 
 def completion_info_layout(config: UnitConfig) -> data.StructLayout:
@@ -34,6 +91,7 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "last": 1,
         "lane_alive": config.lanes,
         "lane_digits": data.ArrayLayout(data.ArrayLayout(RADIX_WIDTH, DIGITS), config.lanes),
+        "lane_pixel": data.ArrayLayout(data.ArrayLayout(PIXEL_COORD, 4), config.lanes),   # im2col modes
         "beat_index": 32,           # beats of this job before this one
         "beat": beat_constants_layout(config),
         "has_completion": 1,
@@ -56,6 +114,11 @@ def odometer_step(digits, step, radix):
         result.append((total - Mux(wrap, r, 0))[:RADIX_WIDTH])
         carry = wrap
     return result, carry
+
+
+def _select(states, index):
+    """``states[index]`` as a pixel state view."""
+    return data.View(pixel_state_layout(), Array(state.as_value() for state in states)[index])
 
 
 class Walker(wiring.Component):
@@ -99,6 +162,22 @@ class Walker(wiring.Component):
 
         m.d.comb += self.job.ready.eq(self.advance & (~busy | finishing))
 
+        # the pixel walk: lane 0's pixel, and the chain of the pixels after it
+        pixel = Signal(pixel_state_layout())
+        window = [pixel]
+        for k in range(lanes):
+            window.append(pixel_step(m, window[-1], current.pixels, f"pixel_plus{k + 1}"))
+        index_bits = (lanes - 1).bit_length()
+        lane_pixel = []
+        for j in range(lanes):
+            if index_bits:      # lane j's pixel is (its digit 1 - lane 0's) pixels after lane 0's
+                offset = (digits[j][1] - digits[0][1])[:index_bits]
+                lane_pixel.append(_select(window[:lanes], offset))
+            else:
+                lane_pixel.append(pixel)
+        advanced = (stepped[0][0][1] - digits[0][1])[:index_bits + 1]     # 0..lanes pixels
+        next_pixel = _select(window, advanced)
+
         with m.If(self.advance):
             # what this cycle emits
             m.d.sync += [
@@ -116,15 +195,18 @@ class Walker(wiring.Component):
             for j in range(lanes):
                 for i in range(DIGITS):
                     m.d.sync += self.walk.lane_digits[j][i].eq(digits[j][i])
+                for i, value in enumerate(pixel_coordinates(lane_pixel[j])):
+                    m.d.sync += self.walk.lane_pixel[j][i].eq(value)
             # and what it walks next
             with m.If(self.job.ready):
                 m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
-                             alive.eq(self.job.payload.lane_alive)]
+                             alive.eq(self.job.payload.lane_alive), pixel.eq(0)]
+                m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += digits[j][i].eq(self.job.payload.lane_digits[j][i])
             with m.Elif(busy):
-                m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1)]
+                m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += digits[j][i].eq(stepped[j][0][i])

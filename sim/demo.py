@@ -15,13 +15,24 @@ Shapes and where they come from:
 * ``store-epilogue``: an fp16 epilogue tile stored back, partly outside the matrix.
 * ``reduce-add-f32``: a split-K fp32 partial sum added into global memory.
 * ``gather4-rows``: four rows of an embedding table (gather4).
+* ``scatter4-rows``: the same table's rows written back (scatter4), two past its end.
+* ``conv-resnet50-im2col``: an im2col load of an implicit-GEMM convolution over
+  ResNet-50's conv3_x 3 x 3 layer (He et al. 2016, Table 1: 28 x 28 x 128 activations;
+  batch 32, fp16 NHWC, padding 1): 128 output pixels x 64 channels for filter tap (0, 2),
+  starting mid-row, so W restarts and H steps inside the tile.
+* ``im2col-w-halo``: an im2col::w load (PTX 5.5.5) of a 1-D convolution along W with
+  traversal stride 2: 64 pixels that run past the end of one image into the next, then
+  3 halo pixels.
+* ``im2col-w128-halo``: an im2col::w::128 load of a 1-D convolution along W: four groups
+  of 32 pixels, each followed by 2 halo pixels, wOffset 1.
 """
 
 import time
 from dataclasses import dataclass
 
-from ..model import (AccessMode, DataType, Interleave, MapKind, OobFill, Operation, ReduceOp,
+from ..model import (AccessMode, DataType, Im2colWideMode, Interleave, MapKind, OobFill, Operation, ReduceOp,
                      Request, Swizzle, TensorMap, encode_descriptor)
+from ..model.tensormap import dense_strides
 from ..model.config import UnitConfig
 from ..model.unit import fields_from_request
 from .cosim import Scenario
@@ -66,6 +77,25 @@ DEMO_CASES = {
     "gather4-rows": (
         TensorMap(MapKind.TILED, _F16, 0x90000000, (64, 50000), (128,), (64, 1), (1, 1), swizzle=Swizzle.B128),
         Request(Operation.LOAD, (0, 17, 4096, 33, 49999), smem_address=0x18000, mode=AccessMode.GATHER4)),
+    "scatter4-rows": (
+        TensorMap(MapKind.TILED, _F16, 0x90000000, (64, 50000), (128,), (64, 1), (1, 1), swizzle=Swizzle.B128),
+        Request(Operation.STORE, (0, 5, 49999, 50000, 50001), smem_address=0x18400, mode=AccessMode.SCATTER4)),
+    "conv-resnet50-im2col": (
+        TensorMap(MapKind.IM2COL, _F16, 0xA0000000, (128, 28, 28, 32), dense_strides((128, 28, 28, 32), 2), (),
+                  (1, 1, 1, 1), swizzle=Swizzle.B128, lower_corner=(-1, -1), upper_corner=(-1, -1),
+                  channels_per_pixel=64, pixels_per_column=128),
+        Request(Operation.LOAD, (64, 19, 12, 5), smem_address=0x1A000, mode=AccessMode.IM2COL, im2col_offsets=(0, 2))),
+    "im2col-w-halo": (
+        TensorMap(MapKind.IM2COL_WIDE, _F16, 0xB0000000, (64, 200, 1, 8), dense_strides((64, 200, 1, 8), 2), (),
+                  (1, 2, 1, 1), swizzle=Swizzle.B128, lower_corner=(0,), upper_corner=(0,), channels_per_pixel=64,
+                  pixels_per_column=64, wide_mode=Im2colWideMode.W),
+        Request(Operation.LOAD, (0, 120, 0, 2), smem_address=0x1E000, mode=AccessMode.IM2COL_W, w_halo=3)),
+    "im2col-w128-halo": (
+        TensorMap(MapKind.IM2COL_WIDE, _F16, 0xB0000000, (64, 1024, 1, 8), dense_strides((64, 1024, 1, 8), 2), (),
+                  (1, 1, 1, 1), swizzle=Swizzle.B128, lower_corner=(0,), upper_corner=(-2,), channels_per_pixel=64,
+                  wide_mode=Im2colWideMode.W128),
+        Request(Operation.LOAD, (0, 256, 0, 3), smem_address=0x20000, mode=AccessMode.IM2COL_W_128, w_halo=2,
+                w_offset=1)),
 }
 
 

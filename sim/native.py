@@ -45,16 +45,17 @@ int tma_bus(void *p, uint32_t word_address, int write, uint32_t data, uint32_t s
     SET(bus__cyc, 1); SET(bus__stb, 1); SET(bus__we, write != 0);
     SET(bus__adr, word_address); SET(bus__dat_w, data); SET(bus__sel, sel);
     int answer = 2;
+    // a rising edge leaves the outputs settled (both backends evaluate the logic behind the
+    // registers in the same call), so the answer is read straight after it; the settle
+    // before it lets CXXRTL see the clock low, or the next rise would not be an edge
     for (int i = 0; i < 16 && answer == 2; i++) {
         SETTLE();
         RISE();
-        SETTLE();
         if (GET(bus__ack)) answer = 0;
         else if (GET(bus__err)) answer = 1;
     }
     *read = GET(bus__dat_r);
     SET(bus__cyc, 0); SET(bus__stb, 0); SET(bus__we, 0);
-    SETTLE();
     return answer;
 }
 

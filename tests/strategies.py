@@ -134,14 +134,21 @@ IM2COL_DTYPES = [d for d in DataType if d != DataType.U4_ALIGN8B]
 
 
 @st.composite
-def im2col_cases(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation.STORE)):
-    """A legal (TensorMap, Request) pair for an im2col copy (im2col_no_offs for stores)."""
+def im2col_cases(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation.STORE), max_pixels=48):
+    """A legal (TensorMap, Request) pair for an im2col copy (im2col_no_offs for stores and
+    reductions)."""
     from tma_unit.model import AccessMode
     from tma_unit.model.tensormap import CORNER_RANGES
     from tma_unit.model.request import IM2COL_OFFSET_RANGES
     operation = draw(st.sampled_from(operations))
-    store = operation == Operation.STORE
-    dtype = draw(st.sampled_from([d for d in IM2COL_DTYPES if not (store and d == DataType.U4_ALIGN16B)]))
+    store = operation in (Operation.STORE, Operation.REDUCE)
+    usable = [d for d in IM2COL_DTYPES if not (store and d == DataType.U4_ALIGN16B)]
+    if operation == Operation.REDUCE:
+        usable = [d for d in usable if any(d in types for types in REDUCE_TYPES.values())]
+    dtype = draw(st.sampled_from(usable))
+    reduce_op = ReduceOp.ADD
+    if operation == Operation.REDUCE:
+        reduce_op = draw(st.sampled_from([o for o in ReduceOp if dtype in REDUCE_TYPES[o]]))
     info = TYPE_INFO[dtype]
     rank = draw(st.integers(3, 5))
     if info.align16b:
@@ -169,7 +176,7 @@ def im2col_cases(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation
         fill = draw(st.sampled_from(list(OobFill)))
     tm = TensorMap(MapKind.IM2COL, dtype, align * draw(st.integers(1, 8)), dims, _strides(draw, info, dims, align),
                    (), es, Interleave.NONE, swizzle, L2Promotion.NONE, fill, lower, upper, channels,
-                   draw(st.integers(1, 48)))
+                   draw(st.integers(1, max_pixels)))
     coords = [0 if info.packed else draw(st.integers(0 if store else -4, dims[0]))]
     for i in range(spatial):
         coords.append(draw(st.integers(0 if store else lower[i] - 2, dims[i + 1] + upper[i] + 1)))
@@ -179,11 +186,12 @@ def im2col_cases(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation
         top = IM2COL_OFFSET_RANGES[rank][1]
         offsets = tuple(draw(st.integers(0, min(top, 3))) for _ in range(spatial))
     smem = smem_alignment(swizzle) * draw(st.integers(0, 16))
-    return tm, Request(operation, coords, smem_address=smem, mode=AccessMode.IM2COL, im2col_offsets=offsets)
+    return tm, Request(operation, coords, smem_address=smem, mode=AccessMode.IM2COL, im2col_offsets=offsets,
+                       reduce_op=reduce_op)
 
 
 @st.composite
-def wide_cases(draw):
+def wide_cases(draw, max_pixels=48, max_halo=8):
     """A legal (TensorMap, Request) pair for an im2col::w or im2col::w::128 load."""
     from tma_unit.model import AccessMode, Im2colWideMode
     dtype = draw(st.sampled_from(IM2COL_DTYPES))
@@ -203,12 +211,12 @@ def wide_cases(draw):
     align = 32 if info.align16b else 16
     tm = TensorMap(MapKind.IM2COL_WIDE, dtype, align * draw(st.integers(1, 8)), dims,
                    _strides(draw, info, dims, align), (), es, Interleave.NONE, swizzle, L2Promotion.NONE,
-                   OobFill.NONE, (lo,), (up,), channels, draw(st.integers(1, 48)), wide)
+                   OobFill.NONE, (lo,), (up,), channels, draw(st.integers(1, max_pixels)), wide)
     mode = AccessMode.IM2COL_W if wide == Im2colWideMode.W else AccessMode.IM2COL_W_128
     coords = [0 if info.packed else draw(st.integers(-4, dims[0]))]
     coords += [draw(st.integers(lo - 4, dims[1] + up + 1))]
     coords += [draw(st.integers(-1, d)) for d in dims[2:-1]] + [draw(st.integers(0, dims[-1]))]
-    halo = draw(st.integers(0, 8))
+    halo = draw(st.integers(0, max_halo))
     return tm, Request(Operation.LOAD, coords, smem_address=smem_alignment(swizzle) * draw(st.integers(0, 8)),
                        mode=mode, w_halo=halo, w_offset=draw(st.integers(0, 4)))
 
@@ -252,11 +260,26 @@ def gather4_cases(draw):
                        mode=mode)
 
 
+#: The request kinds a scenario draws from, by access mode family.
+CASE_KINDS = ("tiled", "gather4", "im2col", "wide")
+
+
+def _cases(kind, max_rows):
+    if kind == "tiled":
+        return tiled_cases(operations=(Operation.LOAD, Operation.STORE, Operation.REDUCE, Operation.PREFETCH),
+                           max_rows=max_rows)
+    if kind == "gather4":
+        return gather4_cases()
+    if kind == "im2col":
+        return im2col_cases(operations=tuple(Operation), max_pixels=max_rows)
+    return wide_cases(max_pixels=max_rows, max_halo=min(8, max_rows))
+
+
 @st.composite
-def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16):
-    """A co-simulation scenario: up to ``max_requests`` requests on their own slots, random
-    backpressure and gaps. With ``legal_only`` False, some descriptors have a random field
-    overwritten and some requests random fields, so many break a rule."""
+def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16, kinds=CASE_KINDS):
+    """A co-simulation scenario: up to ``max_requests`` requests of the ``kinds`` on their
+    own slots, random backpressure and gaps. With ``legal_only`` False, some descriptors
+    have a random field overwritten and some requests random fields, so many break a rule."""
     from tma_unit.model import encode_descriptor
     from tma_unit.model.layout import flat_fields
     from tma_unit.model.unit import fields_from_request
@@ -265,10 +288,7 @@ def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16):
     images, requests = {}, []
     valid = 0
     for i in range(count):
-        tm, req = draw(st.one_of(
-            tiled_cases(operations=(Operation.LOAD, Operation.STORE, Operation.REDUCE, Operation.PREFETCH),
-                        max_rows=max_rows),
-            gather4_cases()))
+        tm, req = draw(st.one_of(*[_cases(kind, max_rows) for kind in kinds]))
         slot = i % config.slots
         image = encode_descriptor(tm)
         fields = fields_from_request(req.__class__(**{**req.__dict__, "request_id": i}), slot)

@@ -1,14 +1,23 @@
-"""Lockstep co-simulation of the whole unit against the golden model (issues 4 and 5):
-random legal tiled and gather4/scatter4 requests, random backpressure and gaps, lanes 1
-and 8; and random legal and illegal descriptors and requests, every completion compared."""
+"""Lockstep co-simulation of the whole unit against the golden model (issues 4, 5 and 6):
+random legal requests of every access mode (tiled, gather4/scatter4, im2col and
+im2col_no_offs, im2col::w, im2col::w::128), random backpressure and gaps, lanes 1 and 8,
+on both backends; and random legal and illegal descriptors and requests, every
+completion compared."""
 
 import pytest
 from hypothesis import given, settings, HealthCheck
 
+from tma_unit.model import AccessMode
 from tma_unit.model.config import UnitConfig
 from tma_unit.sim.pysim import run_pysim
 
 from strategies import scenarios
+
+ALL_MODES = {mode.value for mode in AccessMode}
+
+
+def modes_of(scenario):
+    return {fields["mode"] for fields in scenario.requests}
 
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -37,24 +46,6 @@ def test_random_legal_and_illegal_requests_pysim():
     check()
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_random_legal_requests_cxxrtl(lanes):
-    """The same checker on the compiled backend (built at -O0 here: tests want the compile
-    fast; bench/cosim_speed.py measures an optimised build). One compiled unit serves every
-    example, so larger boxes are affordable."""
-    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-    config = UnitConfig(lanes=lanes, slots=8)
-    unit = CxxrtlUnit(config, optimize="-O0")
-
-    @settings(max_examples=25, **SETTINGS)
-    @given(scenarios(config, max_requests=8, max_rows=64))
-    def check(scenario):
-        result = run_cxxrtl(scenario, unit)
-        assert len(result.completions) == len(scenario.requests)
-
-    check()
-
-
 def test_random_legal_and_illegal_requests_cxxrtl():
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
     config = UnitConfig(lanes=1, slots=8)
@@ -66,3 +57,41 @@ def test_random_legal_and_illegal_requests_cxxrtl():
         run_cxxrtl(scenario, unit)
 
     check()
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_random_im2col_requests_pysim(lanes):
+    """im2col (loads, prefetches, im2col_no_offs stores and reductions), im2col::w and
+    ::w::128 with halo and wOffset: the pixel walk against the model's."""
+    config = UnitConfig(lanes=lanes, slots=8)
+    seen = set()
+
+    @settings(max_examples=10, **SETTINGS)
+    @given(scenarios(config, max_requests=4, kinds=("im2col", "wide")))
+    def check(scenario):
+        seen.update(modes_of(scenario))
+        result = run_pysim(scenario)
+        assert len(result.completions) == len(scenario.requests)
+
+    check()
+    assert {AccessMode.IM2COL, AccessMode.IM2COL_W, AccessMode.IM2COL_W_128} <= seen
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_random_requests_of_every_mode_cxxrtl(lanes):
+    """Every access mode on the compiled backend, in mixed sequences, so that requests of
+    different modes follow each other back to back."""
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+    config = UnitConfig(lanes=lanes, slots=8)
+    unit = CxxrtlUnit(config, optimize="-O0")
+    seen = set()
+
+    @settings(max_examples=16, **SETTINGS)
+    @given(scenarios(config, max_requests=6, max_rows=16))
+    def check(scenario):
+        seen.update(modes_of(scenario))
+        result = run_cxxrtl(scenario, unit)
+        assert len(result.completions) == len(scenario.requests)
+
+    check()
+    assert seen == ALL_MODES
