@@ -176,7 +176,8 @@ class Walker(wiring.Component):
             else:
                 lane_pixel.append(pixel)
         advanced = (stepped[0][0][1] - digits[0][1])[:index_bits + 1]     # 0..lanes pixels
-        next_pixel = _select(window, advanced)
+        # entries past `lanes` never occur; they repeat the last so every index selects one
+        next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
         with m.If(self.advance):
             # what this cycle emits
