@@ -190,6 +190,25 @@ def cmd_explore(args) -> int:
     return 0
 
 
+def cmd_build(args) -> int:
+    from .constraints.ulx3s import build
+    from .model.config import UnitConfig
+    config = UnitConfig(lanes=args.lanes, slots=args.slots)
+    print(f"building the prototyping top for the ULX3S {args.device} (lanes {config.lanes}, slots {config.slots}, "
+          f"{args.mhz:g} MHz) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
+    result = build(config, args.device, args.mhz, args.output)
+    print(f"bitstream     {result.bitstream}")
+    print(f"LUT4 + carry  {result.luts}")
+    print(f"flip-flops    {result.flip_flops}")
+    print(f"MULT18X18D    {result.dsps}")
+    print(f"DP16KD        {result.block_rams}")
+    print(f"LUTRAM        {result.lutram}")
+    for clock, mhz in result.fmax_mhz.items():
+        verdict = "meets" if mhz >= result.target_mhz else "MISSES"
+        print(f"Fmax          {mhz:.2f} MHz on {clock} ({verdict} the {result.target_mhz:g} MHz clock)")
+    return 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -249,6 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     explore.set_defaults(run=cmd_explore)
+    build = sub.add_parser("build", help="a bitstream of the UART prototyping top for an FPGA board")
+    build.add_argument("--board", choices=["ulx3s"], default="ulx3s")
+    build.add_argument("--device", default="85F", help="ULX3S ECP5 size: 12F, 25F, 45F or 85F (default 85F)")
+    build.add_argument("--lanes", type=int, default=1)
+    build.add_argument("--slots", type=int, default=8)
+    build.add_argument("--mhz", type=float, default=10.0, help="the unit's clock, from the PLL (default 10)")
+    build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
+    build.set_defaults(run=cmd_build)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)

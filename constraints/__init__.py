@@ -1,0 +1,1 @@
+"""Board tops and builds for FPGA prototyping (docs/fpga.md)."""

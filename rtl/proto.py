@@ -1,0 +1,169 @@
+"""The prototyping top: the unit behind a UART, for an FPGA board and a host computer.
+
+A host writes descriptors and status registers, stages and sends requests, and reads
+back a count and checksum of the beats the unit emitted and of its completions, all as
+32-bit reads and writes over the board's serial port (protocol: :mod:`tma_unit.proto`,
+which is also the host driver). The beat and completion streams are always ready here,
+so the unit runs at its full rate while the host is slow.
+
+Byte address map (the bridge's Wishbone bus, 32-bit words):
+
+* ``0x0000_0000``...: the unit's own registers and descriptor slots (docs/registers.md);
+* ``0x8000_0000`` + :data:`PROTO_REGISTERS`: the request staging words, the push
+  register, and the beat and completion monitors.
+
+Anything else answers ``err``.
+"""
+
+from amaranth.hdl import Module, Signal, Cat, Const, Mux
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from ..model.config import UnitConfig
+from ..model.layout import REQUEST_FIELDS, payload_width
+from .bridge import UartBridge
+from .regfile import bus_addr_width
+from .uart import UartRx, UartTx
+from .unit import TmaUnit
+
+__all__ = ["PrototypeTop", "PROTO_BASE", "PROTO_REGISTERS", "REQUEST_WORDS", "lane_word", "CHECKSUM_ROTATE"]
+
+PROTO_BASE = 0x8000_0000
+REQUEST_WORDS = (payload_width(REQUEST_FIELDS) + 31) // 32
+CHECKSUM_ROTATE = 1
+PROTO_WORDS = 0x80      # the prototyping registers' window: 512 bytes
+
+#: name -> (byte offset from PROTO_BASE, access, description)
+PROTO_REGISTERS = {
+    "REQUEST": (0x000, "rw", f"{REQUEST_WORDS} words: the staged request payload (docs/registers.md layout)"),
+    "PUSH": (0x100, "wo", "any write offers the staged request; the write is acknowledged once the unit takes it"),
+    "BEATS": (0x104, "ro", "beats emitted since CLEAR"),
+    "CHECKSUM": (0x108, "ro", "checksum of every valid lane of those beats, in order (lane_word)"),
+    "COMPLETIONS": (0x10C, "ro", "completions since CLEAR"),
+    "LAST_COMPLETION": (0x110, "ro", "[15:0] request id, [23:16] status of the last completion"),
+    "BYTES": (0x114, "ro", "sum of the completions' transaction bytes since CLEAR"),
+    "CLEAR": (0x118, "wo", "any write zeroes BEATS, CHECKSUM, COMPLETIONS, LAST_COMPLETION and BYTES"),
+}
+
+
+def lane_word(global_address, smem_address, mask, units):
+    """The 32-bit word one chunk adds to the checksum; works on ints and Amaranth values
+    alike (the host computes the expected checksum from the golden model with it)."""
+    return ((global_address & 0xFFFF_FFFF) ^ ((global_address >> 32) & 0xFFFF_FFFF) ^ ((smem_address << 13) & 0xFFFF_FFFF)
+            ^ (mask << 5) ^ units) & 0xFFFF_FFFF
+
+
+def _offset(name):
+    return PROTO_REGISTERS[name][0]
+
+
+class PrototypeTop(wiring.Component):
+    """The unit, a UART-to-Wishbone bridge and the monitors.
+
+    Parameters
+    ----------
+    config : UnitConfig
+    divisor : int
+        Clock cycles per UART bit.
+
+    Ports
+    -----
+    rx : in, tx : out
+        The serial line from and to the host.
+    """
+
+    def __init__(self, config: UnitConfig = UnitConfig(), divisor: int = 217):
+        self.config = config
+        self.divisor = divisor
+        super().__init__({"rx": In(1, init=1), "tx": Out(1, init=1)})
+
+    def elaborate(self, platform):
+        m = Module()
+        config = self.config
+        m.submodules.uart_rx = rx = UartRx(self.divisor)
+        m.submodules.uart_tx = tx = UartTx(self.divisor)
+        m.submodules.bridge = bridge = UartBridge()
+        m.submodules.unit = unit = TmaUnit(config)
+        m.d.comb += [rx.rx.eq(self.rx), self.tx.eq(tx.tx)]
+        wiring.connect(m, rx.bytes, bridge.commands)
+        wiring.connect(m, bridge.replies, tx.bytes)
+
+        bus = bridge.bus
+        word = bus.adr                          # word address, 30 bits
+        unit_words = 1 << bus_addr_width(config)
+        to_unit = word < unit_words
+        proto_word = word - (PROTO_BASE >> 2)
+        to_proto = (word >= (PROTO_BASE >> 2)) & (proto_word < PROTO_WORDS)
+
+        # -- the unit's own bus ------------------------------------------------------------
+        m.d.comb += [
+            unit.bus.cyc.eq(bus.cyc & to_unit), unit.bus.stb.eq(bus.stb & to_unit), unit.bus.we.eq(bus.we),
+            unit.bus.adr.eq(word), unit.bus.dat_w.eq(bus.dat_w), unit.bus.sel.eq(bus.sel),
+        ]
+
+        # -- monitors: every beat and completion is taken the cycle it is offered ----------
+        beats, checksum, completions, last, total = (Signal(32, name=n) for n in
+                                                     ("beats", "checksum", "completions", "last", "total"))
+        clear = Signal()
+        m.d.comb += [unit.beats.ready.eq(1), unit.completions.ready.eq(1)]
+        running = checksum
+        for lane in unit.beats.payload.lanes:
+            word_value = lane_word(lane.global_address, lane.smem_address, lane.mask, lane.units)[:32]
+            rotated = Cat(running[32 - CHECKSUM_ROTATE:], running[:32 - CHECKSUM_ROTATE])
+            running = Mux(lane.valid, (rotated ^ word_value)[:32], running)
+        with m.If(clear):
+            m.d.sync += [beats.eq(0), checksum.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
+        with m.Else():
+            with m.If(unit.beats.valid):
+                m.d.sync += [beats.eq(beats + 1), checksum.eq(running)]
+            with m.If(unit.completions.valid):
+                done = unit.completions.payload
+                m.d.sync += [completions.eq(completions + 1), last.eq(Cat(done.request_id, done.status)),
+                             total.eq(total + done.transaction_bytes)]
+
+        # -- request staging and push -------------------------------------------------------
+        staged = Signal(REQUEST_WORDS * 32)
+        pushing = Signal()
+        m.d.comb += [unit.requests.valid.eq(pushing), unit.requests.payload.eq(staged[:unit.requests.payload.shape().size])]
+
+        # -- the prototyping registers ------------------------------------------------------
+        proto_ack, proto_err, proto_data = Signal(), Signal(), Signal(32)
+        start = bus.cyc & bus.stb & to_proto & ~proto_ack & ~proto_err
+        m.d.sync += [proto_ack.eq(0), proto_err.eq(0)]
+        byte_offset = Cat(Const(0, 2), proto_word[:(PROTO_WORDS - 1).bit_length()])
+        with m.If(pushing & unit.requests.ready):
+            m.d.sync += [pushing.eq(0), proto_ack.eq(1)]
+        with m.If(start & ~pushing):
+            readable = {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions,
+                        "LAST_COMPLETION": last, "BYTES": total}
+            with m.Switch(byte_offset):
+                for i in range(REQUEST_WORDS):
+                    with m.Case(_offset("REQUEST") + 4 * i):
+                        m.d.sync += [proto_ack.eq(1), proto_data.eq(staged[32 * i:32 * i + 32])]
+                        with m.If(bus.we):
+                            for b in range(4):
+                                with m.If(bus.sel[b]):
+                                    m.d.sync += staged[32 * i + 8 * b:32 * i + 8 * b + 8].eq(bus.dat_w[8 * b:8 * b + 8])
+                with m.Case(_offset("PUSH")):
+                    with m.If(bus.we):
+                        m.d.sync += pushing.eq(1)          # acknowledged when taken
+                    with m.Else():
+                        m.d.sync += proto_err.eq(1)
+                with m.Case(_offset("CLEAR")):
+                    m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we)]
+                    m.d.comb += clear.eq(bus.we)
+                for name, value in readable.items():
+                    with m.Case(_offset(name)):
+                        m.d.sync += [proto_ack.eq(~bus.we), proto_err.eq(bus.we), proto_data.eq(value)]
+                with m.Default():
+                    m.d.sync += proto_err.eq(1)
+
+        # -- anything else: err, one cycle later -------------------------------------------
+        other_err = Signal()
+        m.d.sync += other_err.eq(bus.cyc & bus.stb & ~to_unit & ~to_proto & ~other_err)
+        m.d.comb += [
+            bus.ack.eq(unit.bus.ack | proto_ack),
+            bus.err.eq(unit.bus.err | proto_err | other_err),
+            bus.dat_r.eq(Mux(to_unit, unit.bus.dat_r, proto_data)),
+        ]
+        return m
