@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, Signal
+from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
 from ..model.config import UnitConfig
@@ -59,7 +60,7 @@ class Ulx3sTop(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        clk25 = platform.request("clk25")
+        m.submodules.clk25 = clk25 = io.Buffer("i", platform.request("clk25", dir="-"))
         clock, locked = Signal(), Signal()
         m.submodules.pll = Instance(
             "EHXPLLL",
@@ -77,9 +78,11 @@ class Ulx3sTop(Elaboratable):
         m.submodules.reset = ResetSynchronizer(~locked, domain="sync")
         platform.add_clock_constraint(clock, self.mhz * 1e6)
 
-        uart = platform.request("uart", 0)
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = tx = io.Buffer("o", uart.tx)
         m.submodules.top = top = PrototypeTop(self.config, divisor=round(self.mhz * 1e6 / BAUD))
-        m.d.comb += [top.rx.eq(uart.rx.i), uart.tx.o.eq(top.tx)]
+        m.d.comb += [top.rx.eq(rx.i), tx.o.eq(top.tx)]
         return m
 
 

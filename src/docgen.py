@@ -100,6 +100,17 @@ def registers_md() -> str:
     for f in COMPLETION_FIELDS:
         lines.append(f"| `{f.name}` | {offset}..{offset + f.width - 1} | {f.doc} |")
         offset += f.width
+    from .rtl.proto import PROTO_BASE, PROTO_REGISTERS
+    from .rtl.bridge import COMMAND_READ, COMMAND_WRITE, REPLY_ACK, REPLY_ERR, REPLY_UNKNOWN
+    lines += ["", "## The prototyping top (FPGA, docs/fpga.md)", "",
+              f"Over the UART: `{chr(COMMAND_WRITE)}` address:u32 data:u32 answers `{chr(REPLY_ACK)}` or "
+              f"`{chr(REPLY_ERR)}`; `{chr(COMMAND_READ)}` address:u32 answers `{chr(REPLY_ACK)}` data:u32 or "
+              f"`{chr(REPLY_ERR)}`; any other byte answers `{chr(REPLY_UNKNOWN)}` (little-endian byte addresses, "
+              "`rtl/bridge.py`). Addresses below the unit's window reach the registers above; these sit at "
+              f"`{PROTO_BASE:#x}` (`PROTO_REGISTERS` in `rtl/proto.py`):", "",
+              "| offset | register | access | contents |", "| --- | --- | --- | --- |"]
+    for name, (offset, access, doc) in PROTO_REGISTERS.items():
+        lines.append(f"| `{PROTO_BASE + offset:#x}` | {name} | {access} | {doc} |")
     lines.append("")
     return "\n".join(lines)
 

@@ -1,0 +1,38 @@
+"""The ULX3S board top: the PLL settings and the build plan amaranth-boards makes of it
+(pins, clock constraint, the PLL instance), without running the tools; `tma-unit build`
+runs them (minutes; docs/fpga.md gives its figures)."""
+
+import pytest
+
+from tma_unit.constraints.ulx3s import PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _platform, pll_dividers
+from tma_unit.model.config import UnitConfig
+
+
+@pytest.mark.parametrize("mhz", [8, 10, 25, 40, 50, 100, 125])
+def test_pll_dividers_keep_the_ecp5_limits(mhz):
+    input_div, feedback_div, output_div, achieved = pll_dividers(mhz)
+    pfd = 25 / input_div
+    assert pfd >= PFD_MIN_MHZ
+    assert achieved == pytest.approx(pfd * feedback_div)
+    assert VCO_MHZ[0] <= achieved * output_div <= VCO_MHZ[1]
+    assert abs(achieved - mhz) <= 0.05 * mhz
+
+
+def test_pll_refuses_what_it_cannot_make():
+    with pytest.raises(ValueError, match="no ECP5 PLL setting makes 1000 MHz"):
+        pll_dividers(1000)
+
+
+def test_build_plan_has_the_pins_the_clock_and_the_pll():
+    plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False)
+    lpf = plan.files["proto.lpf"]
+    assert 'LOCATE COMP "clk25_0__io" SITE "G2"' in lpf
+    assert 'SITE "M1"' in lpf and 'SITE "L4"' in lpf            # the FTDI UART's rx and tx
+    assert "FREQUENCY NET" in lpf and "10000000" in lpf          # the PLL output's constraint
+    rtlil = plan.files["proto.il"]
+    assert "EHXPLLL" in rtlil and "CLKI_DIV" in rtlil
+
+
+def test_unknown_device_is_refused():
+    with pytest.raises(ValueError, match="device '99F' is not one of"):
+        _platform("99F")
