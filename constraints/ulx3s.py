@@ -61,7 +61,7 @@ class Ulx3sTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         m.submodules.clk25 = clk25 = io.Buffer("i", platform.request("clk25", dir="-"))
-        clock, locked = Signal(), Signal()
+        clock, locked = Signal(name="unit_clock"), Signal(name="pll_locked")
         m.submodules.pll = Instance(
             "EHXPLLL",
             a_FREQUENCY_PIN_CLKI=str(OSCILLATOR_MHZ), a_FREQUENCY_PIN_CLKOP=f"{self.mhz:g}",
