@@ -28,10 +28,10 @@ def test_build_plan_has_the_pins_the_clock_and_the_pll():
     lpf = plan.files["proto.lpf"]
     assert 'LOCATE COMP "clk25_0__io" SITE "G2"' in lpf
     assert 'SITE "M1"' in lpf and 'SITE "L4"' in lpf            # the FTDI UART's rx and tx
-    # the PLL output's constraint, on a net the design has (nextpnr ignores one it lacks)
-    assert 'FREQUENCY NET "unit_clock" 10000000.0 HZ' in lpf
+    # the oscillator's constraint, from which nextpnr derives the PLL output's
+    assert 'FREQUENCY PORT "clk25_0__io" 25000000.0 HZ' in lpf
     rtlil = plan.files["proto.il"]
-    assert "EHXPLLL" in rtlil and "CLKI_DIV" in rtlil and "wire width 1 \\unit_clock" in rtlil
+    assert "EHXPLLL" in rtlil and "CLKI_DIV 5" in rtlil and "CLKFB_DIV 2" in rtlil and "CLKOP_DIV 40" in rtlil
 
 
 def test_unknown_device_is_refused():
