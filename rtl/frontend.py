@@ -19,9 +19,9 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
+from ..model.im2col import W128_GROUP
 from ..model.types import AccessMode, Operation, OobFill
 from .decode import decode_descriptor
-from ..model.im2col import W128_GROUP
 from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
 from .validate import products, rule_list, first_broken_rule, swizzle_value
 

@@ -104,6 +104,7 @@ def beat_layout(config: UnitConfig) -> data.StructLayout:
 DIGITS = 5          # the walker's odometer: chunk in row, then box dimensions 1..4
 RADIX_WIDTH = 11    # a radix is at most 1535 (im2col::w: 1024 pixels plus 511 halo pixels)
 SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
+HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
 
 
@@ -122,7 +123,7 @@ def pixel_walk_layout() -> data.StructLayout:
         "stride": data.ArrayLayout(unsigned(4), 4),
         "walks": unsigned(4),
         "counts": unsigned(4),
-        "halo": unsigned(10),           # halo pixels after each group (0: none)
+        "halo": unsigned(HALO_WIDTH),   # halo pixels after each group (0: none)
         "group_last": unsigned(RADIX_WIDTH),    # main pixels in a group, minus 1
     })
 

@@ -28,19 +28,19 @@ from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .layouts import (job_layout, beat_constants_layout, pixel_walk_layout, DIGITS, RADIX_WIDTH, SPATIAL,
-                      PIXEL_COORD)
+from .layouts import (job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_COORD,
+                      HALO_WIDTH)
 
 __all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_step"]
 
-HALO_OFFSET_WIDTH = 13      # halo pixels (< 512) times a traversal stride (<= 8)
+HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
 
 
 def pixel_state_layout() -> data.StructLayout:
     """Where the pixel walk stands: the main position (dimensions 1..4), and the halo."""
     return data.StructLayout({
         "position": data.ArrayLayout(PIXEL_COORD, 4),
-        "halo_index": unsigned(10),         # 0: a main pixel; k: the k-th halo pixel
+        "halo_index": unsigned(HALO_WIDTH),     # 0: a main pixel; k: the k-th halo pixel
         "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
         "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
     })
