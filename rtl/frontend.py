@@ -32,6 +32,8 @@ def mixed_radix(value: int, radices):
     """Digits of the constant ``value`` in the mixed radix ``radices`` (least significant
     first) and whether it overflows them. ``value`` is small (< 8 lanes), so each digit is
     a small division."""
+    if value == 0:          # no division of a constant 0: Yosys's divider mapping fails on it
+        return [Const(0, 1) for _ in radices], Const(0, 1)
     digits = []
     rest = Const(value, 4)
     for radix in radices:
@@ -111,6 +113,10 @@ class FrontEnd(wiring.Component):
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         self._pixel_walk(m, job.pixels, d, req, pixel_mode)
+        m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
+        # divide by the radices as the job holds them (RADIX_WIDTH bits): `rows` is as wide
+        # as a tiled box's row count, and a division by it would be 44 bits wide
+        radices = list(job.radix)
         step_digits, step_overflow = mixed_radix(config.lanes, radices)
         beat = job.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
@@ -120,7 +126,7 @@ class FrontEnd(wiring.Component):
             job.transaction_bytes.eq(Mux(code == ErrorCode.OK, box_bytes, 0)),
         ]
         for i in range(DIGITS):
-            m.d.comb += [job.radix[i].eq(radices[i]), job.step_digits[i].eq(step_digits[i])]
+            m.d.comb += job.step_digits[i].eq(step_digits[i])
         for lane in range(config.lanes):
             digits, overflow = mixed_radix(lane, radices)
             m.d.comb += job.lane_alive[lane].eq(~overflow)
