@@ -13,7 +13,7 @@ A rejected request becomes a job with its error code: it emits no beats and comp
 in order with the others.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Cat
+from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out
 
@@ -113,10 +113,11 @@ class FrontEnd(wiring.Component):
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         self._pixel_walk(m, job.pixels, d, req, pixel_mode)
+        # divide by the radices cut to RADIX_WIDTH bits, as the job holds them: `rows` is as
+        # wide as a tiled box's row count, and a division by it would be 44 bits wide. (The
+        # slices, not the job's fields: reading `job` while assigning it looks circular.)
+        radices = [Value.cast(r)[:RADIX_WIDTH] for r in radices]
         m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
-        # divide by the radices as the job holds them (RADIX_WIDTH bits): `rows` is as wide
-        # as a tiled box's row count, and a division by it would be 44 bits wide
-        radices = list(job.radix)
         step_digits, step_overflow = mixed_radix(config.lanes, radices)
         beat = job.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
