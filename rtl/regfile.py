@@ -21,7 +21,8 @@ from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
 from .layouts import DescriptorLayout
 
-__all__ = ["DescriptorFile", "Register", "REGISTERS", "SLOT_BASE", "SLOT_STRIDE", "ID_VALUE",
+__all__ = ["DescriptorFile", "Register", "REGISTERS", "SLOT_BASE", "SLOT_STRIDE", "SLOT_VALID_ADDRESS",
+           "descriptor_writes", "ID_VALUE",
            "bus_addr_width"]
 
 ID_VALUE = 0x544D4131          # "TMA1"
@@ -51,6 +52,16 @@ REGISTERS: tuple[Register, ...] = (
              "word of slot s clears bit s"),
 )
 _BY_NAME = {r.name: r for r in REGISTERS}
+SLOT_VALID_ADDRESS = _BY_NAME["SLOT_VALID"].offset
+
+
+def descriptor_writes(slot: int, image: bytes) -> list[tuple[int, int]]:
+    """The bus writes that store a descriptor ``image`` in ``slot``: (byte address, word)
+    pairs, word 0 first. Every bus driver (testbench, compiled backends, host) uses these."""
+    if len(image) != SLOT_STRIDE:
+        raise ValueError(f"a descriptor image is {SLOT_STRIDE} bytes, not {len(image)}")
+    return [(SLOT_BASE + slot * SLOT_STRIDE + 4 * word, int.from_bytes(image[4 * word:4 * word + 4], "little"))
+            for word in range(WORDS_PER_SLOT)]
 
 
 def bus_addr_width(config: UnitConfig) -> int:

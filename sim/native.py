@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from ..model.config import UnitConfig
-from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width, DESCRIPTOR_BYTES
+from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
-from ..rtl.regfile import SLOT_BASE, SLOT_STRIDE, REGISTERS
+from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
 from .cosim import BeatRecord, LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps
 
 __all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler", "run_loop"]
@@ -197,12 +197,11 @@ class NativeUnit:
         return read.value
 
     def write_descriptor(self, slot: int, image: bytes):
-        for word in range(DESCRIPTOR_BYTES // 4):
-            self.bus(SLOT_BASE + slot * SLOT_STRIDE + 4 * word, True,
-                     int.from_bytes(image[4 * word:4 * word + 4], "little"))
+        for address, value in descriptor_writes(slot, image):
+            self.bus(address, True, value)
 
     def set_slot_valid(self, mask: int):
-        self.bus(next(r.offset for r in REGISTERS if r.name == "SLOT_VALID"), True, mask)
+        self.bus(SLOT_VALID_ADDRESS, True, mask)
 
     def run(self, requests: list, gaps: np.ndarray, ready: np.ndarray, max_beats: int,
             max_cycles: int = 1 << 40):

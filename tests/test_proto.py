@@ -12,6 +12,7 @@ from tma_unit.model.config import UnitConfig
 from tma_unit.model.unit import fields_from_request
 from tma_unit.proto import LinkError, PrototypeLink, expected_counters, register_address
 from tma_unit.rtl.proto import PrototypeTop
+from tma_unit.rtl.regfile import descriptor_writes
 
 DIVISOR = 4         # clock cycles per bit: the fastest the UART allows, to keep the test short
 MAX_CYCLES_PER_READ = 200_000
@@ -80,7 +81,8 @@ def test_prototype_top_against_the_model():
     image = encode_descriptor(tile)
     link.write_descriptor(0, image)
     link.set_slot_valid(0b1)
-    assert link.read(0x400 + 4) == int.from_bytes(image[4:8], "little")        # read back over the UART
+    address, word = descriptor_writes(0, image)[1]
+    assert link.read(address) == word                                       # read back over the UART
     link.clear()
     copies = [
         (image, fields_from_request(Request(Operation.LOAD, (80, 36), smem_address=0x800, request_id=7), 0)),
