@@ -40,10 +40,11 @@ from .types import CHUNK_BYTES
 __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
            "records_of", "records_from", "predict", "predict_scenario"]
 
-#: Registers from the request to the job register: accept + snapshot, decode, rules.
-FRONT_END_STAGES = 3
-#: Registers from the walker to the beat stream: walk, datapath A, B, output.
-BACK_END_STAGES = 4
+#: Registers from the request to the job register: accept + snapshot, decode (two),
+#: products and rows, box bytes and radices, rules, the first broken rule (the job).
+FRONT_END_STAGES = 7
+#: Registers from the walker to the beat stream: walk, datapath A1, A2, B1, B2, output.
+BACK_END_STAGES = 6
 #: Cycles from the last record leaving to its completion being offered: Amaranth's
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).

@@ -1,14 +1,18 @@
 """From odometer digits to beats: coordinates, the out-of-bounds detector, address
-generation and the swizzle, in three pipeline stages behind the walker.
+generation and the swizzle, in five pipeline stages behind the walker, each cut short
+enough for the clock (docs/fpga.md, "Clock speed"):
 
-A. coordinates: ``start + digit * element stride`` in dimensions 1..4 (gather4: the row
-   the digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate of the chunk's first unit along dimension 0,
-   the chunk's unit count, its place in the dense shared-memory image;
-B. per-dimension products ``coordinate * stride`` (full width: 34-bit signed by 40-bit
-   strides), the in-bounds bit of every unit (PTX 5.5.3.3: negative coordinates and
-   coordinates past the dimension are both out), the swizzled shared-memory address
-   (5.5.7);
-C. the global address: base plus the products, modulo 2^address_width.
+A1. coordinates: ``start + digit * element stride`` in dimensions 1..4 (gather4: the row
+    the digit picks; the im2col modes: the walker's pixel coordinates), the value
+    coordinate of the chunk's first unit along dimension 0, the chunk's unit count, its
+    place in the dense shared-memory image;
+A2. the in-bounds bit of every unit (PTX 5.5.3.3: negative coordinates and coordinates
+    past the dimension are both out), the swizzled shared-memory address (5.5.7), and
+    the products ``coordinate * stride`` (34-bit signed by 40-bit strides, modulo
+    2^address_width) as 18x18 partial products (:func:`.arith.partial_products`);
+B1, B2. the global address's adder tree, two levels a stage: base, the dimension-0
+    offset and the partial products;
+C.  the last addition, into the output register.
 
 The whole pipeline moves one step when the output register is free or being taken
 (``advance``); the output's valid is a register, never a function of its ready. Each
@@ -16,29 +20,25 @@ job's completion rides with its last beat (or alone, for a rejected request) and
 queued for the completion stream when that beat leaves.
 """
 
+from types import SimpleNamespace
+
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, signed, unsigned
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
+from .arith import partial_products, add_pairs
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
+from .pipeline import Stage
 from .swizzle import swizzle_address
 from .walker import walk_layout, completion_info_layout
 
-__all__ = ["Datapath"]
+__all__ = ["Datapath", "STAGES"]
 
-
-def _stage_layout(config: UnitConfig, lane_fields: dict) -> data.StructLayout:
-    return data.StructLayout({
-        "valid": 1,
-        "is_beat": 1,
-        "last": 1,
-        "lanes": data.ArrayLayout(data.StructLayout(lane_fields), config.lanes),
-        "beat": beat_constants_layout(config),
-        "has_completion": 1,
-        "completion": completion_info_layout(config),
-    })
+#: Registers from the walker's output to the beat stream, the walker's own included
+#: (the timing model's BACK_END_STAGES).
+STAGES = 6
 
 
 class Datapath(wiring.Component):
@@ -76,80 +76,78 @@ class Datapath(wiring.Component):
         m = Module()
         config = self.config
         width = config.address_width
-        smem_width = config.smem_address_width
         advance = self.advance
-
-        layout_a = _stage_layout(config, {
-            "alive": 1, "coords": data.ArrayLayout(PIXEL_COORD, 4), "row_inside": 1,
-            "first_value": signed(34), "units": unsigned(5), "smem_dense": unsigned(smem_width)})
-        layout_b = _stage_layout(config, {
-            # signed, so that assigning a narrower product sign-extends it (addresses wrap mod 2^width)
-            "alive": 1, "products": data.ArrayLayout(signed(width), 4), "dim0_offset": signed(width),
-            "mask": unsigned(16), "units": unsigned(5), "smem_address": unsigned(smem_width)})
-        stage_a = Signal(layout_a)
-        stage_b = Signal(layout_b)
-        out = Signal(_stage_layout(config, {"x": 1}))       # the beat itself is in self.beats.payload
-
-        def shared(target, source, valid):
-            return [target.valid.eq(valid), target.is_beat.eq(source.is_beat), target.last.eq(source.last),
-                    target.beat.eq(source.beat), target.has_completion.eq(source.has_completion),
-                    target.completion.eq(source.completion)]
-
-        # -- stage A: coordinates --------------------------------------------------------
         walk = self.walk
-        beat = walk.beat
-        with m.If(advance):
-            m.d.sync += shared(stage_a, walk, self.walk_valid)
-            for j in range(config.lanes):
-                lane = stage_a.lanes[j]
-                digits = walk.lane_digits[j]
-                chunk = digits[0]
-                rows = Array(beat.start[k] for k in range(1, 5))
-                inside = Const(1, 1)
-                for d in range(1, 5):
-                    coordinate = beat.start[d] + digits[d] * beat.element_strides[d]
-                    if d == 1:
-                        coordinate = Mux(beat.gather, rows[digits[1][:2]], coordinate)
-                    else:
-                        coordinate = Mux(beat.gather, 0, coordinate)
-                    coordinate = Mux(beat.pixel_mode, walk.lane_pixel[j][d - 1], coordinate)
-                    m.d.sync += lane.coords[d - 1].eq(coordinate)
-                    inside = inside & (coordinate >= 0) & (coordinate < beat.dims[d])
-                linear = walk.beat_index * config.lanes + j
-                m.d.sync += [
-                    lane.alive.eq(walk.lane_alive[j]),
-                    lane.row_inside.eq(inside),
-                    lane.first_value.eq(beat.start[0] + chunk * beat.units_per_chunk * beat.value_step),
-                    lane.units.eq(Mux(chunk == beat.row_chunks - 1, beat.units_last, beat.units_per_chunk)),
-                    # a prefetch touches no shared memory: its beats carry address 0
-                    lane.smem_dense.eq(Mux(beat.prefetch, 0, beat.smem_base + (linear << 4))),
-                ]
+        stage = {name: Stage(m, advance, name) for name in ("a1", "a2", "b1", "b2")}
+        # what every stage passes on: the record's control bits and the job's constants
+        ctl = SimpleNamespace(valid=self.walk_valid, is_beat=walk.is_beat, last=walk.last, beat=walk.beat,
+                              has_completion=walk.has_completion, completion=walk.completion)
+        valids = []
 
-        # -- stage B: products, bounds, swizzle ------------------------------------------
-        with m.If(advance):
-            m.d.sync += shared(stage_b, stage_a, stage_a.valid)
-            beat = stage_a.beat
-            for j in range(config.lanes):
-                a, b = stage_a.lanes[j], stage_b.lanes[j]
-                mask = []
-                for u in range(16):
-                    value = a.first_value + u * beat.value_step
-                    mask.append(a.alive & a.row_inside & (u < a.units) & (value >= 0) & (value < beat.dims[0]))
-                first_unit = a.first_value >> beat.values_per_unit_log2
-                m.d.sync += [
-                    b.alive.eq(a.alive),
-                    b.mask.eq(Cat(*mask)),
-                    b.units.eq(a.units),
-                    b.dim0_offset.eq(first_unit * beat.unit_global_bytes),
-                    b.smem_address.eq(swizzle_address(a.smem_dense, beat.swizzle)),
-                ]
-                m.d.sync += [b.products[d].eq(a.coords[d] * beat.strides[d]) for d in range(4)]
+        # -- stage A1: coordinates -------------------------------------------------------
+        beat = walk.beat
+        lanes = []
+        for j in range(config.lanes):
+            digits = walk.lane_digits[j]
+            chunk = digits[0]
+            rows = Array(beat.start[k] for k in range(1, 5))
+            coords = []
+            for d in range(1, 5):
+                coordinate = beat.start[d] + digits[d] * beat.element_strides[d]
+                if d == 1:
+                    coordinate = Mux(beat.gather, rows[digits[1][:2]], coordinate)
+                else:
+                    coordinate = Mux(beat.gather, 0, coordinate)
+                coords.append(Mux(beat.pixel_mode, walk.lane_pixel[j][d - 1], coordinate)[:34].as_signed())
+            linear = walk.beat_index * config.lanes + j
+            lanes.append(SimpleNamespace(
+                alive=walk.lane_alive[j],
+                coords=coords,
+                first_value=(beat.start[0] + chunk * beat.units_per_chunk * beat.value_step)[:34].as_signed(),
+                units=Mux(chunk == beat.row_chunks - 1, beat.units_last, beat.units_per_chunk)[:5],
+                # a prefetch touches no shared memory: its beats carry address 0
+                smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (linear << 4))[:config.smem_address_width],
+            ))
+        ctl, lanes = stage["a1"](ctl, "ctl"), stage["a1"](lanes, "lane")
+        valids.append(ctl.valid)
+
+        # -- stage A2: bounds, swizzle, partial products ---------------------------------
+        beat = ctl.beat
+        out_lanes = []
+        for a in lanes:
+            inside = Const(1, 1)
+            for d in range(4):
+                inside = inside & (a.coords[d] >= 0) & (a.coords[d] < beat.dims[d + 1])
+            mask = []
+            for u in range(16):
+                value = a.first_value + u * beat.value_step
+                mask.append(a.alive & inside & (u < a.units) & (value >= 0) & (value < beat.dims[0]))
+            first_unit = a.first_value >> beat.values_per_unit_log2
+            terms = [beat.base.as_signed(), (first_unit * beat.unit_global_bytes)[:width].as_signed()]
+            for d in range(4):
+                terms += partial_products(a.coords[d], beat.strides[d], width)
+            out_lanes.append(SimpleNamespace(
+                alive=a.alive, mask=Cat(*mask), units=a.units,
+                smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
+        ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
+        valids.append(ctl.valid)
+
+        # -- stages B1, B2: the adder tree ------------------------------------------------
+        for name in ("b1", "b2"):
+            for lane in lanes:
+                lane.terms = add_pairs(add_pairs(lane.terms, width), width)
+            ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
+            valids.append(ctl.valid)
+        assert all(len(lane.terms) <= 2 for lane in lanes), "the adder tree needs another stage"
 
         # -- stage C: the global address, into the output register -------------------------
         payload = self.beats.payload
+        out = SimpleNamespace(valid=Signal(), is_beat=Signal(), has_completion=Signal(),
+                              completion=Signal(completion_info_layout(config)))
         with m.If(advance):
-            m.d.sync += shared(out, stage_b, stage_b.valid)
-            beat = stage_b.beat
+            m.d.sync += [out.valid.eq(ctl.valid), out.is_beat.eq(ctl.is_beat),
+                         out.has_completion.eq(ctl.has_completion), out.completion.eq(ctl.completion)]
+            beat = ctl.beat
             m.d.sync += [
                 payload.element_pitch.eq(beat.element_pitch),
                 payload.fill.eq(beat.fill),
@@ -157,16 +155,12 @@ class Datapath(wiring.Component):
                 payload.operation.eq(beat.operation),
                 payload.reduce_op.eq(beat.reduce_op),
                 payload.multicast_mask.eq(beat.multicast_mask),
-                payload.last.eq(stage_b.last),
+                payload.last.eq(ctl.last),
             ]
-            for j in range(config.lanes):
-                b, lane = stage_b.lanes[j], payload.lanes[j]
-                address = beat.base + b.dim0_offset
-                for d in range(4):
-                    address = address + b.products[d]
+            for b, lane in zip(lanes, payload.lanes):
                 m.d.sync += [
                     lane.valid.eq(b.alive),
-                    lane.global_address.eq(address[:width]),
+                    lane.global_address.eq(sum(b.terms)[:width]),
                     lane.global_length.eq(Mux(b.alive, b.units * beat.unit_global_bytes, 0)),
                     lane.smem_address.eq(b.smem_address),
                     lane.mask.eq(b.mask),
@@ -189,7 +183,7 @@ class Datapath(wiring.Component):
             self.completions.payload.eq(fifo.r_data),
             self.completions.valid.eq(fifo.r_rdy),
             fifo.r_en.eq(self.completions.ready),
-            self.in_flight.eq(self.walk_valid | stage_a.valid | stage_b.valid | out.valid),
+            self.in_flight.eq(self.walk_valid | Cat(*valids).any() | out.valid),
             self.report.eq(fifo.w_en),
             self.report_code.eq(out.completion.code),
             self.report_id.eq(out.completion.request_id),

@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from amaranth.hdl import Array, Const, Mux, Cat
 
 from ..model.types import TYPE_INFO, Interleave, MapKind
+from .arith import ceil_div_by_small
 
 __all__ = ["decode_descriptor", "type_table"]
 
@@ -30,13 +31,11 @@ def _log2_table(attribute):
     return Array(Const(getattr(by_code[code], attribute).bit_length() - 1, 3) for code in range(16))
 
 
-def _ceil_div(a, b):
-    return (a + b - 1) // b
-
-
-def decode_descriptor(desc):
+def decode_descriptor(desc, stage=lambda d, name: d):
     """Quantities of a descriptor view ``desc`` (``DescriptorLayout``), as a namespace of
-    Amaranth values."""
+    Amaranth values, computed in three layers. ``stage(d, name)`` is called between them
+    and returns the namespace the next layer reads: registered by a pipeline
+    (:class:`.pipeline.Stage`), or ``d`` itself for one combinational decode."""
     d = SimpleNamespace()
     code = desc.elemtype
     d.rank = desc.rank + 1                               # 1..8 as stored; > 5 is an error
@@ -65,20 +64,26 @@ def decode_descriptor(desc):
     # Dimension 0 steps by its element stride only with interleave (PTX 5.5.3.2), never
     # for packed types.
     d.step0 = Mux(d.tiled & (d.interleave != Interleave.NONE) & ~d.packed, d.element_strides[0], 1)
-    d.counts = [Mux(d.in_rank[i], _ceil_div(d.box[i], d.element_strides[i] if i else d.step0), 1)
+    d.counts = [Mux(d.in_rank[i], ceil_div_by_small(d.box[i], d.element_strides[i] if i else d.step0, 256), 1)
                 for i in range(5)]
     d.channels = desc.channels_per_pixel + 1
     d.pixels = desc.pixels_per_column + 1
-    # values in one shared-memory row, its bytes, chunks and pitch
-    d.row_values = Mux(d.tiled, d.counts[0], d.channels)
-    d.row_bytes = (d.row_values >> d.values_per_unit_log2) << d.unit_smem_bytes_log2
-    d.row_chunks = _ceil_div(d.row_bytes, 16)
-    d.row_pitch = d.row_chunks << 4
-    d.box_rows_tiled = d.counts[1] * d.counts[2] * d.counts[3] * d.counts[4]
-    # bytes of dimension 0 in global memory
-    d.dim0_bytes = (d.dims[0] >> d.values_per_unit_log2) * d.unit_global_bytes
     d.global_address = desc.global_address
     d.lower_corner = desc.lower_corner
     d.upper_corner = desc.upper_corner
     d.wide_mode = desc.wide_mode
+
+    d = stage(d, "decode1")
+    # values in one shared-memory row, its bytes, chunks and pitch
+    d.row_values = Mux(d.tiled, d.counts[0], d.channels)
+    d.row_bytes = (d.row_values >> d.values_per_unit_log2) << d.unit_smem_bytes_log2
+    d.row_chunks = (d.row_bytes + 15) >> 4
+    d.row_pitch = d.row_chunks << 4
+    d.rows_12 = d.counts[1] * d.counts[2]
+    d.rows_34 = d.counts[3] * d.counts[4]
+    # bytes of dimension 0 in global memory
+    d.dim0_bytes = (d.dims[0] >> d.values_per_unit_log2) * d.unit_global_bytes
+
+    d = stage(d, "decode2")
+    d.box_rows_tiled = d.rows_12 * d.rows_34
     return d

@@ -1,13 +1,21 @@
 """The front of the unit: accept a request, snapshot its descriptor, check every rule,
 and set up the job the walker runs.
 
-Three stages, one request per cycle:
+Seven stages, one request per cycle, cut so that no stage holds more than a short
+carry chain or one multiplier (docs/fpga.md, "Clock speed"):
 
 1. accept: the request is registered and its slot is read from the descriptor file
    (the snapshot: later bus writes to the slot cannot reach this request);
-2. decode the descriptor (:mod:`.decode`) and register the wide products the rules need;
-3. check the rules in the model's order (:mod:`.validate`) and compute the job's
-   constants: the odometer radices, the per-lane start digits and the beat constants.
+2. decode, first layer (:mod:`.decode`): sizes of the element type, dimensions, strides,
+   the elements traversed per dimension;
+3. decode, second layer: the shared-memory row; the partial products of the strides
+   and dimensions the rules need (:func:`.validate.product_terms`);
+4. the box's row count; two levels of the products' adder trees;
+5. the box's byte count; the stride extents; the odometer radices and their saturated
+   prefix products;
+6. every rule but the last checked (:mod:`.validate`), one bit each; the tensor's last
+   byte; the lanes' start digits and the beat constants;
+7. the first broken rule, with the last rule (ADDRESS_WRAP) beside it: the job register.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -21,25 +29,41 @@ from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.im2col import W128_GROUP
 from ..model.types import AccessMode, Operation, OobFill
+from .arith import add_pairs, small_divmod
 from .decode import decode_descriptor
 from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
-from .validate import products, rule_list, first_broken_rule, swizzle_value
+from .pipeline import Stage
+from .validate import product_terms, SPAN_WIDTH, rule_list, address_wraps, first_broken, swizzle_value
 
-__all__ = ["FrontEnd", "mixed_radix"]
+__all__ = ["FrontEnd", "STAGES", "saturated_prefixes", "mixed_radix"]
+
+#: Registers from a request to its job (the timing model's FRONT_END_STAGES).
+STAGES = 7
 
 
-def mixed_radix(value: int, radices):
-    """Digits of the constant ``value`` in the mixed radix ``radices`` (least significant
-    first) and whether it overflows them. ``value`` is small (< 8 lanes), so each digit is
-    a small division."""
-    if value == 0:          # no division of a constant 0: Yosys's divider mapping fails on it
+def saturated_prefixes(radices, limit: int):
+    """``min(radices[0] * ... * radices[i-1], limit + 1)`` for i = 0..len(radices): the
+    place values of the mixed radix as far as a number up to ``limit`` can tell them
+    apart."""
+    def saturate(value):
+        return Mux(value > limit, limit + 1, value[:(limit + 1).bit_length()])
+    prefixes = [Const(1, (limit + 1).bit_length())]
+    for radix in radices:
+        prefixes.append(saturate(prefixes[-1] * saturate(radix)))
+    return prefixes
+
+
+def mixed_radix(value: int, radices, prefixes):
+    """Digits of the constant ``value`` (at most the ``limit`` of ``prefixes``) in the
+    mixed radix ``radices`` (least significant first) and whether it overflows them:
+    digit i is ``(value // place_i) % radix_i``, with compares only (:func:`small_divmod`)."""
+    if value == 0:
         return [Const(0, 1) for _ in radices], Const(0, 1)
     digits = []
-    rest = Const(value, 4)
-    for radix in radices:
-        digits.append(rest % radix)
-        rest = rest // radix
-    return digits, rest != 0
+    for radix, place in zip(radices, prefixes):
+        quotient, _ = small_divmod(value, place, value)
+        digits.append(small_divmod(quotient, radix, value)[1])
+    return digits, prefixes[len(radices)] <= value
 
 
 class FrontEnd(wiring.Component):
@@ -68,72 +92,113 @@ class FrontEnd(wiring.Component):
         m = Module()
         config = self.config
         advance = ~self.job.valid | self.job.ready
+        stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
 
         # -- stage 1: accept and snapshot -------------------------------------------------
-        valid1 = Signal()
-        request1 = Signal(RequestLayout)
+        valid = Signal(name="s1_valid")
+        req = Signal(RequestLayout, name="s1_request")
         m.d.comb += [
             self.requests.ready.eq(advance),
             self.snap_slot.eq(self.requests.payload.slot),
             self.snap_en.eq(self.requests.valid & advance),
         ]
         with m.If(advance):
-            m.d.sync += [valid1.eq(self.requests.valid), request1.eq(self.requests.payload)]
+            m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
+        slot_valid = self.snap_valid
 
-        # -- stage 2: decode, register the products --------------------------------------
-        d = decode_descriptor(self.snap_data)
-        valid2 = Signal()
-        request2 = Signal(RequestLayout)
-        descriptor2 = Signal(DescriptorLayout)
-        slot_valid2 = Signal()
-        wide = products(d)
-        extent2 = [Signal(len(v), name=f"extent{i}") for i, v in enumerate(wide["extent"])]
-        span2 = Signal(len(wide["tensor_span"]))
-        with m.If(advance):
-            m.d.sync += [valid2.eq(valid1), request2.eq(request1), descriptor2.eq(self.snap_data),
-                         slot_valid2.eq(self.snap_valid), span2.eq(wide["tensor_span"])]
-            m.d.sync += [reg.eq(value) for reg, value in zip(extent2, wide["extent"])]
+        # -- stages 2 and 3: decode; the products' pieces ---------------------------------
+        carried = {}
 
-        # -- stage 3: rules and job set-up -----------------------------------------------
-        d = decode_descriptor(descriptor2)
-        req = request2
+        def decode_stage(d, name):
+            k = 2 if name == "decode1" else 3
+            if k == 3:
+                carried["terms"] = stage[3](product_terms(d), "terms")
+            carried["valid"] = stage[k](carried.get("valid", valid), "valid")
+            carried["req"] = stage[k](carried.get("req", req), "request")
+            carried["slot_valid"] = stage[k](carried.get("slot_valid", slot_valid), "slot_valid")
+            return stage[k](d, "d")
+
+        d = decode_descriptor(self.snap_data, decode_stage)
+        valid, req, slot_valid, terms = (carried[k] for k in ("valid", "req", "slot_valid", "terms"))
+
+        # -- stage 4: the box's rows; products, two levels ---------------------------------
         mode = req.mode.as_value()
         gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
-        halo = req.w_halo
         rows = Mux(gather, 4,
                Mux(mode == AccessMode.IM2COL, d.pixels,
-               Mux(mode == AccessMode.IM2COL_W, d.pixels + halo,
-               Mux(mode == AccessMode.IM2COL_W_128, 128 + 4 * halo, d.box_rows_tiled))))
-        box_bytes = rows * d.row_pitch
-        rules = rule_list(d, req, {"extent": extent2, "tensor_span": span2}, slot_valid2, box_bytes, config)
-        code = first_broken_rule(m, rules)
+               Mux(mode == AccessMode.IM2COL_W, d.pixels + req.w_halo,
+               Mux(mode == AccessMode.IM2COL_W_128, 128 + 4 * req.w_halo, d.box_rows_tiled))))
+        # dimension i's extent is its product plus stride[i-1]; the last byte is the four
+        # products plus dim0_bytes - 1
+        extent_terms = [terms[i] + [d.strides[i].as_signed()] for i in range(3)]
+        span_terms = sum(terms, []) + [(d.dim0_bytes - 1).as_signed()]
+        extent_terms = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH) for t in extent_terms]
+        span_terms = add_pairs(add_pairs(span_terms, SPAN_WIDTH), SPAN_WIDTH)
+        s = stage[4]
+        valid, req, slot_valid, d, rows = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d"), s(rows, "rows")
+        extent_terms, span_terms = s(extent_terms, "extent_terms"), s(span_terms, "span_terms")
 
-        job = Signal.like(self.job.payload)
+        # -- stage 5: box bytes, extents, radices ------------------------------------------
+        mode = req.mode.as_value()
+        gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
         pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+        box_bytes = rows * d.row_pitch
+        extents = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH)[0][:SPAN_WIDTH] for t in extent_terms]
+        span_terms = add_pairs(span_terms, SPAN_WIDTH)
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
-        self._pixel_walk(m, job.pixels, d, req, pixel_mode)
-        # divide by the radices cut to RADIX_WIDTH bits, as the job holds them: `rows` is as
-        # wide as a tiled box's row count, and a division by it would be 44 bits wide. (The
-        # slices, not the job's fields: reading `job` while assigning it looks circular.)
         radices = [Value.cast(r)[:RADIX_WIDTH] for r in radices]
+        prefixes = saturated_prefixes(radices, config.lanes)
+        s = stage[5]
+        valid, req, slot_valid, d = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d")
+        box_bytes, extents, span_terms = s(box_bytes, "box_bytes"), s(extents, "extents"), s(span_terms, "span_terms")
+        radices, prefixes = s(radices, "radix"), s(prefixes, "prefix")
+
+        # -- stage 6: the rules; start digits and beat constants ---------------------------
+        job = Signal.like(self.job.payload)
+        rules = rule_list(d, req, extents, slot_valid, box_bytes, config)
+        broken = Cat(condition for condition, _ in rules)
+        span = add_pairs(span_terms, SPAN_WIDTH)[0][:SPAN_WIDTH]
+        chunks = box_bytes >> 4
+        beats = (chunks + config.lanes - 1) >> (config.lanes.bit_length() - 1)
+        self._job_setup(m, job, d, req, radices, prefixes)
+        s = stage[6]
+        valid, d, span, broken = s(valid, "valid"), s(d, "d"), s(span, "span"), s(broken, "broken")
+        box_bytes, beats, job = s(box_bytes, "box_bytes"), s(beats, "beats"), s(job, "job")
+
+        # -- stage 7: the first broken rule, into the job register --------------------------
+        any_broken, first_code = first_broken([(broken[i], code) for i, (_, code) in enumerate(rules)])
+        wraps = address_wraps(d, span, config)
+        code = Mux(any_broken, first_code, Mux(wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK))
+        ok = ~any_broken & ~wraps
+        with m.If(advance):
+            m.d.sync += [self.job.valid.eq(valid), self.job.payload.eq(job),
+                         self.job.payload.code.eq(code),
+                         self.job.payload.transaction_bytes.eq(Mux(ok, box_bytes, 0)),
+                         self.job.payload.beats.eq(Mux(ok, beats, 1))]
+        return m
+
+    def _job_setup(self, m, job, d, req, radices, prefixes):
+        """The job's walk (radices, start and step digits, pixel walk) and beat constants,
+        from the decoded descriptor and the request."""
+        config = self.config
+        mode = req.mode.as_value()
+        gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
+        pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
         m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
-        step_digits, step_overflow = mixed_radix(config.lanes, radices)
-        beat = job.beat
-        prefetch = req.operation.as_value() == Operation.PREFETCH
-        m.d.comb += [
-            job.code.eq(code),
-            job.step_overflow.eq(step_overflow),
-            job.transaction_bytes.eq(Mux(code == ErrorCode.OK, box_bytes, 0)),
-        ]
+        step_digits, step_overflow = mixed_radix(config.lanes, radices, prefixes)
+        m.d.comb += job.step_overflow.eq(step_overflow)
         for i in range(DIGITS):
             m.d.comb += job.step_digits[i].eq(step_digits[i])
         for lane in range(config.lanes):
-            digits, overflow = mixed_radix(lane, radices)
+            digits, overflow = mixed_radix(lane, radices, prefixes)
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             for i in range(DIGITS):
                 m.d.comb += job.lane_digits[lane][i].eq(digits[i])
+        self._pixel_walk(m, job.pixels, d, req, pixel_mode)
 
+        beat = job.beat
+        prefetch = req.operation.as_value() == Operation.PREFETCH
         units_per_row = d.row_values >> d.values_per_unit_log2
         units_per_chunk = 16 >> d.unit_smem_bytes_log2
         units_last = units_per_row - (d.row_chunks - 1) * units_per_chunk
@@ -166,9 +231,6 @@ class FrontEnd(wiring.Component):
             beat.reduce_op.eq(req.reduce_op),
             beat.multicast_mask.eq(req.multicast_mask),
         ]
-        with m.If(advance):
-            m.d.sync += [self.job.valid.eq(valid2), self.job.payload.eq(job)]
-        return m
 
     @staticmethod
     def _pixel_walk(m, walk, d, req, pixel_mode):
@@ -191,8 +253,9 @@ class FrontEnd(wiring.Component):
                     offset = Mux(im2col, offset, req.w_offset)
                 offset = Mux(walks, offset, 0)
                 start = start + offset
+                end = d.dims[i] + d.upper_corner[i - 1] + offset
                 m.d.comb += [walk.low[i - 1].eq(d.lower_corner[i - 1] + offset),
-                             walk.end[i - 1].eq(d.dims[i] + d.upper_corner[i - 1] + offset)]
+                             walk.limit[i - 1].eq(end - d.element_strides[i])]
             m.d.comb += [
                 walk.start[i - 1].eq(start),
                 walk.stride[i - 1].eq(Mux(counts, 1, d.element_strides[i])),

@@ -115,11 +115,13 @@ def pixel_walk_layout() -> data.StructLayout:
     traversal stride through ``[low, end)``, restarting at ``low`` and carrying), ``counts``
     (N: adds the carry) or neither (held: passes the carry on). Coordinates are already
     shifted by the im2col offsets or wOffset, so a position is the coordinate it reads.
+    ``limit`` is ``end - stride``: a position at or past it restarts instead of stepping
+    (the compare then needs no add before it).
     """
     return data.StructLayout({
         "start": data.ArrayLayout(PIXEL_COORD, 4),
         "low": data.ArrayLayout(PIXEL_COORD, SPATIAL),
-        "end": data.ArrayLayout(PIXEL_COORD, SPATIAL),
+        "limit": data.ArrayLayout(PIXEL_COORD, SPATIAL),
         "stride": data.ArrayLayout(unsigned(4), 4),
         "walks": unsigned(4),
         "counts": unsigned(4),
@@ -133,10 +135,13 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
 
     The walker steps every lane's odometer by ``lanes`` chunks a beat: ``step_digits`` is
     ``lanes`` written in the odometer's mixed radix, ``lane_digits[j]`` lane ``j``'s start.
+    ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
+    request), so the walker knows its last one from a counter, not from the odometer.
     """
     return data.StructLayout({
         "code": unsigned(8),
         "transaction_bytes": unsigned(32),
+        "beats": unsigned(32),
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane

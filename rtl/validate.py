@@ -7,21 +7,30 @@ broken rule gives the same error code (docs/errors.md). Rules a stored descripto
 break (a dimension of 0, a box of 257: the encodings cannot hold them) have no logic here;
 docs/hardware-validation.md lists them with the reason.
 
-Inputs come in two groups so the unit can register the wide products a cycle before the
-comparisons (``products``): the stride extents ``stride[i-1] * dim[i]``, the tensor's last
-byte and the box's byte count.
+The wide products the rules compare against (the stride extents ``stride[i-1] * dim[i]``
+and the tensor's last byte, :func:`product_terms`) and the box's byte count come in
+computed, so the unit can spread them over pipeline stages before the comparisons; the
+last rule, ADDRESS_WRAP, is apart (:func:`address_wraps`) for the same reason: its sum
+is the last to be ready. :func:`first_broken` picks the first broken rule with a tree of
+depth log2(rules).
 """
 
-from amaranth.hdl import Array, Const, Mux, Cat, Signal
+from amaranth.hdl import Array, Const, Mux, Cat
 
 from ..model.errors import ErrorCode
 from ..model.request import REDUCE_TYPES, IM2COL_OFFSET_RANGES, MAX_W_HALO
 from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES
 from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind, Operation,
                            ReduceOp, SwizzleMode, SwizzleAtomicity, Swizzle)
+from .arith import partial_products
 from .decode import type_table
 
-__all__ = ["products", "rule_list", "first_broken_rule", "swizzle_value", "smem_alignment_log2"]
+__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "address_wraps", "first_broken", "swizzle_value",
+           "smem_alignment_log2"]
+
+#: Bits of the tensor's last byte and of the stride extents: a 40-bit stride times a
+#: 32-bit count.
+SPAN_WIDTH = 72
 
 
 def swizzle_value(d):
@@ -50,17 +59,18 @@ def _ptx(dtype):
     return TYPE_INFO[dtype].ptx_code
 
 
-def products(d):
-    """The wide products the rules compare against (register them before :func:`rule_list`)."""
-    extents = [d.strides[i - 1] * d.dims[i] for i in range(1, 4)]
-    last = d.dim0_bytes - 1
-    for i in range(1, 5):
-        last = last + Mux(d.in_rank[i], (d.dims[i] - 1) * d.strides[i - 1], 0)
-    return {"extent": extents, "tensor_span": last}
+def product_terms(d):
+    """The partial products (:func:`.arith.partial_products`) of ``(dim[i] - 1) *
+    stride[i-1]`` for dimensions i = 1..4 (0 past the rank), one list per dimension:
+    summed, term i plus ``stride[i-1]`` is the extent ``dim[i] * stride[i-1]``, and the
+    four plus ``dim0_bytes - 1`` are the tensor's last byte."""
+    return [partial_products(Mux(d.in_rank[i], d.dims[i] - 1, 0)[:32], d.strides[i - 1], SPAN_WIDTH)
+            for i in range(1, 5)]
 
 
-def rule_list(d, req, p, slot_valid, box_bytes, config):
-    """(broken?, code) pairs in the model's order of checking."""
+def rule_list(d, req, extents, slot_valid, box_bytes, config):
+    """(broken?, code) pairs in the model's order of checking, all but the last
+    (:func:`address_wraps`). ``extents``: ``stride[i-1] * dim[i]`` for i = 1..3."""
     rules = []
 
     def rule(condition, code):
@@ -93,7 +103,7 @@ def rule_list(d, req, p, slot_valid, box_bytes, config):
         rule(used & ((stride == 0) | (align32 & stride[4])), ErrorCode.STRIDE_ALIGN)
         rule(used & (stride < extent), ErrorCode.STRIDE_EXTENT)
         if i < 3:
-            extent = p["extent"][i]
+            extent = extents[i]
     # tiled boxes
     inner_bits = Mux(d.padded, d.box[0] << 3, d.box[0] * d.bits)
     rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
@@ -187,15 +197,22 @@ def rule_list(d, req, p, slot_valid, box_bytes, config):
 
     # -- the unit's own limits (model/unit.py check_unit_limits) ---------------------------
     rule((op != Operation.PREFETCH) & (req.smem_address + box_bytes > config.smem_bytes), ErrorCode.SMEM_BOUNDS)
-    rule((d.global_address + p["tensor_span"]) >> config.address_width != 0, ErrorCode.ADDRESS_WRAP)
     return rules
 
 
-def first_broken_rule(m, rules):
-    """A signal holding the code of the first broken rule, or OK (0): a priority encoder
-    written as flat statements, the earliest rule's assignment last so that it wins."""
-    code = Signal(8)
-    for condition, value in reversed(rules):
-        with m.If(condition):
-            m.d.comb += code.eq(value)
-    return code
+def address_wraps(d, span, config):
+    """The last rule: the tensor's last byte, ``global address + span``, is past
+    ``2**address_width`` (code ADDRESS_WRAP)."""
+    return (d.global_address + span) >> config.address_width != 0
+
+
+def first_broken(rules):
+    """(any rule broken, the code of the first broken one): halves of the list decided
+    separately and joined, the earlier half winning, so the depth is log2(rules)."""
+    if len(rules) == 1:
+        condition, code = rules[0]
+        return condition, Const(code, 8)
+    middle = len(rules) // 2
+    early_broken, early_code = first_broken(rules[:middle])
+    late_broken, late_code = first_broken(rules[middle:])
+    return early_broken | late_broken, Mux(early_broken, early_code, late_code)

@@ -61,7 +61,7 @@ def pixel_step(m, state, walk, name):
         moves = walk.walks[i] | walk.counts[i]
         passes = ~walk.counts[i]
         if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
-            wrap = stepped >= walk.end[i]
+            wrap = position >= walk.limit[i]
             stepped = Mux(walk.walks[i] & wrap, walk.low[i], stepped)
             passes = passes & (~walk.walks[i] | wrap)
         m.d.comb += after.position[i].eq(Mux(carry & moves, stepped, position))
@@ -156,8 +156,11 @@ class Walker(wiring.Component):
         stepped = [odometer_step(digits[j], current.step_digits, current.radix) for j in range(lanes)]
         next_alive = Signal(lanes)
         for j in range(lanes):
-                m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][1] & ~current.step_overflow)
-        last = error | ~next_alive[0]
+            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][1] & ~current.step_overflow)
+        # the job's last record, known from a count of them rather than from the odometer,
+        # so the front end's stall does not wait on the odometer's carries
+        remaining = Signal(32)
+        last = Signal()
         finishing = busy & last
 
         m.d.comb += self.job.ready.eq(self.advance & (~busy | finishing))
@@ -201,13 +204,15 @@ class Walker(wiring.Component):
             # and what it walks next
             with m.If(self.job.ready):
                 m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
-                             alive.eq(self.job.payload.lane_alive), pixel.eq(0)]
+                             alive.eq(self.job.payload.lane_alive), pixel.eq(0),
+                             remaining.eq(self.job.payload.beats), last.eq(self.job.payload.beats == 1)]
                 m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += digits[j][i].eq(self.job.payload.lane_digits[j][i])
             with m.Elif(busy):
-                m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel)]
+                m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel),
+                             remaining.eq(remaining - 1), last.eq(remaining == 2)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += digits[j][i].eq(stepped[j][0][i])

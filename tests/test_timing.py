@@ -75,14 +75,15 @@ def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_g
 
 def test_back_to_back_requests_keep_the_rate():
     """Derived from the documented structure: with ready high and no gaps, beats leave on
-    consecutive cycles from cycle 3 + 1 + 4 = 8 on (three front-end registers, the walker's
-    job load, four back-end registers), a rejected request's record takes one cycle of its
-    own, and each request completes two cycles after its last record leaves."""
+    consecutive cycles from cycle 7 + 1 + 6 = 14 on (seven front-end registers, the
+    walker's job load, six back-end registers), a rejected request's record takes one
+    cycle of its own, and each request completes two cycles after its last record leaves."""
     timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1])
-    assert timing.beat_cycles.tolist() == list(range(8, 16)) + [17, 18]
+    first = 7 + 1 + 6
+    assert timing.beat_cycles.tolist() == list(range(first, first + 8)) + [first + 9, first + 10]
     assert timing.beat_jobs.tolist() == [0] * 5 + [1] * 3 + [3] * 2
-    assert timing.completion_cycles.tolist() == [12 + 2, 15 + 2, 16 + 2, 18 + 2]
-    assert timing.cycles == 21
+    assert timing.completion_cycles.tolist() == [first + 4 + 2, first + 7 + 2, first + 8 + 2, first + 10 + 2]
+    assert timing.cycles == first + 13
 
 
 def test_never_ready_is_refused():

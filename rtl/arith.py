@@ -1,0 +1,110 @@
+"""Arithmetic cut to the size of the FPGA's blocks, so that a pipeline can register it
+part-way (docs/fpga.md, "Clock speed").
+
+* :func:`partial_products`: a wide product as the sum of products of 17-bit pieces, each
+  one an 18x18 multiplier (ECP5 MULT18X18D) with nothing added behind it;
+* :func:`add_pairs`: one level of an adder tree, so a sum of many terms is spread over
+  as many stages as it needs;
+* :func:`small_divmod`: quotient and remainder of a value of a few bits by a wide
+  divisor, with compares only (no divider);
+* :func:`ceil_div_by_small`: ``ceil(a / k)`` for ``k`` in 1..8 by a multiply with the
+  reciprocal, exact over the operand range it is built for.
+"""
+
+from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
+
+__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_divmod", "ceil_div_by_small"]
+
+#: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
+#: multiplier input, and a signed top piece fits the same input.
+PIECE = 17
+
+
+def _pieces(value):
+    """(shift, piece) of ``value``, least significant first; only a signed value's top
+    piece is signed."""
+    value = Value.cast(value)
+    width = len(value)
+    out = []
+    for low in range(0, width, PIECE):
+        high = min(low + PIECE, width)
+        piece = value[low:high]
+        if value.shape().signed and high == width:
+            piece = piece.as_signed()
+        out.append((low, piece))
+    return out
+
+
+def partial_products(a, b, width: int):
+    """``a * b`` modulo ``2**width`` as a list of terms whose sum (modulo ``2**width``) is
+    the product. Each term is one piece product, shifted into place and cut to
+    ``width`` bits as a signed value, so the sum of the terms, cut to ``width``, is the
+    product whether or not ``a`` or ``b`` is signed. Terms shifted wholly past ``width``
+    are left out."""
+    terms = []
+    for shift_a, piece_a in _pieces(a):
+        for shift_b, piece_b in _pieces(b):
+            shift = shift_a + shift_b
+            if shift >= width:
+                continue
+            keep = width - shift            # the piece product's bits that land below width
+            product = (piece_a[:keep].as_signed() if piece_a.shape().signed else piece_a[:keep]) * \
+                      (piece_b[:keep].as_signed() if piece_b.shape().signed else piece_b[:keep])
+            terms.append((product << shift)[:width].as_signed())
+    return terms
+
+
+def add_pairs(terms, width: int):
+    """One level of an adder tree: neighbouring terms added, modulo ``2**width``."""
+    out = []
+    for i in range(0, len(terms) - 1, 2):
+        out.append((terms[i] + terms[i + 1])[:width].as_signed())
+    if len(terms) % 2:
+        out.append(terms[-1])
+    return out
+
+
+def sum_terms(terms, width: int):
+    """The whole adder tree, for sums that need no cut."""
+    while len(terms) > 1:
+        terms = add_pairs(terms, width)
+    return terms[0][:width]
+
+
+def small_divmod(x, divisor, limit: int):
+    """``(x // divisor, x % divisor)`` for ``0 <= x <= limit`` (a few bits) and a divisor
+    of any width, at least 1. The quotient is the number of ``k`` in ``1..limit`` with
+    ``k * divisor <= x``, that is ``divisor <= x // k``: compares of the divisor with
+    small values, no divider."""
+    divisor = Value.cast(divisor)
+    small_bits = limit.bit_length()
+    fits = divisor[small_bits:] == 0 if len(divisor) > small_bits else Const(1, 1)
+    small = divisor[:small_bits]
+
+    def at_most(k):
+        if isinstance(x, int):          # a constant bound: no compare where it always holds
+            bound = x // k
+            return Const(1, 1) if bound >= (1 << small_bits) - 1 else small <= bound
+        return small <= x // k
+    # k * divisor <= x holds for k = 1..quotient and no further: count the k it holds for
+    quotient = sum(fits & at_most(k) for k in range(1, limit + 1))[:small_bits]
+    x = Value.cast(x)
+    remainder = (x - quotient * small)[:small_bits]
+    return quotient, remainder
+
+
+#: log2 of the reciprocal's scale in :func:`ceil_div_by_small`.
+_RECIPROCAL_SHIFT = 12
+
+
+def ceil_div_by_small(a, k, a_max: int):
+    """``ceil(a / k)`` for ``0 <= a <= a_max`` and ``k`` in 1..8: ``(a + k - 1)`` times
+    ``ceil(2**12 / k)``, shifted down by 12. The construction checks that this is exact
+    over the whole range, or refuses."""
+    reciprocals = [-(-(1 << _RECIPROCAL_SHIFT) // d) if d else 0 for d in range(16)]
+    for d in range(1, 9):
+        for n in range(a_max + d):
+            if (n * reciprocals[d]) >> _RECIPROCAL_SHIFT != n // d:
+                raise ValueError(f"ceil_div_by_small: a_max {a_max} is past the reciprocal's exact range")
+    table = Array(Const(r, unsigned(_RECIPROCAL_SHIFT + 1)) for r in reciprocals)
+    return ((a + k - 1) * table[k]) >> _RECIPROCAL_SHIFT
