@@ -5,6 +5,7 @@ part-way (docs/fpga.md, "Clock speed").
   one an 18x18 multiplier (ECP5 MULT18X18D) with nothing added behind it;
 * :func:`add_pairs`: one level of an adder tree, so a sum of many terms is spread over
   as many stages as it needs;
+* :func:`small_product`: a product of a few bits in logic, not in a DSP block;
 * :func:`small_divmod`: quotient and remainder of a value of a few bits by a wide
   divisor, with compares only (no divider);
 * :func:`ceil_div_by_small`: ``ceil(a / k)`` for ``k`` in 1..8 by a multiply with the
@@ -13,7 +14,8 @@ part-way (docs/fpga.md, "Clock speed").
 
 from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
 
-__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_divmod", "ceil_div_by_small"]
+__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_product", "small_divmod",
+           "ceil_div_by_small"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
@@ -71,6 +73,13 @@ def sum_terms(terms, width: int):
     return terms[0][:width]
 
 
+def small_product(a, b):
+    """``a * b`` for operands of a few bits, as shifted adds in logic: Yosys maps every
+    ``*`` to a DSP block, and a chain of them is slower than the logic it replaces."""
+    a, b = Value.cast(a), Value.cast(b)
+    return sum(Mux(b[i], a << i, 0) for i in range(len(b)))
+
+
 def small_divmod(x, divisor, limit: int):
     """``(x // divisor, x % divisor)`` for ``0 <= x <= limit`` (a few bits) and a divisor
     of any width, at least 1. The quotient is the number of ``k`` in ``1..limit`` with
@@ -89,7 +98,7 @@ def small_divmod(x, divisor, limit: int):
     # k * divisor <= x holds for k = 1..quotient and no further: count the k it holds for
     quotient = sum(fits & at_most(k) for k in range(1, limit + 1))[:small_bits]
     x = Value.cast(x)
-    remainder = (x - quotient * small)[:small_bits]
+    remainder = (x - small_product(small, quotient))[:small_bits]
     return quotient, remainder
 
 

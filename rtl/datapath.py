@@ -103,8 +103,8 @@ class Datapath(wiring.Component):
             lanes.append(SimpleNamespace(
                 alive=walk.lane_alive[j],
                 coords=coords,
-                first_value=(beat.start[0] + chunk * beat.units_per_chunk * beat.value_step)[:34].as_signed(),
-                units=Mux(chunk == beat.row_chunks - 1, beat.units_last, beat.units_per_chunk)[:5],
+                first_value=(beat.start[0] + chunk * beat.chunk_values)[:34].as_signed(),
+                units=Mux(chunk == beat.last_chunk, beat.units_last, beat.units_per_chunk)[:5],
                 # a prefetch touches no shared memory: its beats carry address 0
                 smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (linear << 4))[:config.smem_address_width],
             ))

@@ -79,8 +79,10 @@ def decode_descriptor(desc, stage=lambda d, name: d):
     d.row_bytes = (d.row_values >> d.values_per_unit_log2) << d.unit_smem_bytes_log2
     d.row_chunks = (d.row_bytes + 15) >> 4
     d.row_pitch = d.row_chunks << 4
-    d.rows_12 = d.counts[1] * d.counts[2]
-    d.rows_34 = d.counts[3] * d.counts[4]
+    # counts are at most 256, so each pair's product fits 17 bits: one 18x18 block for
+    # the next layer's product
+    d.rows_12 = (d.counts[1] * d.counts[2])[:17]
+    d.rows_34 = (d.counts[3] * d.counts[4])[:17]
     # bytes of dimension 0 in global memory
     d.dim0_bytes = (d.dims[0] >> d.values_per_unit_log2) * d.unit_global_bytes
 

@@ -11,11 +11,13 @@ carry chain or one multiplier (docs/fpga.md, "Clock speed"):
 3. decode, second layer: the shared-memory row; the partial products of the strides
    and dimensions the rules need (:func:`.validate.product_terms`);
 4. the box's row count; two levels of the products' adder trees;
-5. the box's byte count; the stride extents; the odometer radices and their saturated
-   prefix products;
-6. every rule but the last checked (:mod:`.validate`), one bit each; the tensor's last
-   byte; the lanes' start digits and the beat constants;
-7. the first broken rule, with the last rule (ADDRESS_WRAP) beside it: the job register.
+5. the box's byte count in pieces; the stride extents; the odometer radices and their
+   saturated prefix products;
+6. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
+   byte count and the tensor's last byte summed; the lanes' start digits and the beat
+   constants;
+7. the first broken rule, with the last two (SMEM_BOUNDS, ADDRESS_WRAP) beside it: the
+   job register.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -29,27 +31,35 @@ from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.im2col import W128_GROUP
 from ..model.types import AccessMode, Operation, OobFill
-from .arith import add_pairs, small_divmod
+from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import decode_descriptor
 from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
 from .pipeline import Stage
-from .validate import product_terms, SPAN_WIDTH, rule_list, address_wraps, first_broken, swizzle_value
+from .validate import (product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps, first_broken,
+                       swizzle_value)
 
 __all__ = ["FrontEnd", "STAGES", "saturated_prefixes", "mixed_radix"]
 
 #: Registers from a request to its job (the timing model's FRONT_END_STAGES).
 STAGES = 7
+#: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
+BOX_BYTES_WIDTH = 45
 
 
-def saturated_prefixes(radices, limit: int):
+def saturated_prefixes(m, radices, limit: int):
     """``min(radices[0] * ... * radices[i-1], limit + 1)`` for i = 0..len(radices): the
     place values of the mixed radix as far as a number up to ``limit`` can tell them
-    apart."""
+    apart. Each is a signal of its own: every step reads the previous one several times,
+    and as one expression the chain would grow with the product of those reads."""
+    width = (limit + 1).bit_length()
+
     def saturate(value):
-        return Mux(value > limit, limit + 1, value[:(limit + 1).bit_length()])
-    prefixes = [Const(1, (limit + 1).bit_length())]
-    for radix in radices:
-        prefixes.append(saturate(prefixes[-1] * saturate(radix)))
+        return Mux(value > limit, limit + 1, value[:width])
+    prefixes = [Const(1, width)]
+    for i, radix in enumerate(radices):
+        prefix = Signal(width, name=f"place{i + 1}")
+        m.d.comb += prefix.eq(saturate(small_product(prefixes[-1], saturate(radix))))
+        prefixes.append(prefix)
     return prefixes
 
 
@@ -142,35 +152,39 @@ class FrontEnd(wiring.Component):
         mode = req.mode.as_value()
         gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
         pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
-        box_bytes = rows * d.row_pitch
+        box_terms = partial_products(rows, d.row_pitch, BOX_BYTES_WIDTH)
+        room = smem_room(req, config)
         extents = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH)[0][:SPAN_WIDTH] for t in extent_terms]
         span_terms = add_pairs(span_terms, SPAN_WIDTH)
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         radices = [Value.cast(r)[:RADIX_WIDTH] for r in radices]
-        prefixes = saturated_prefixes(radices, config.lanes)
+        prefixes = saturated_prefixes(m, radices, config.lanes)
         s = stage[5]
         valid, req, slot_valid, d = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d")
-        box_bytes, extents, span_terms = s(box_bytes, "box_bytes"), s(extents, "extents"), s(span_terms, "span_terms")
+        box_terms, room = s(box_terms, "box_terms"), s(room, "room")
+        extents, span_terms = s(extents, "extents"), s(span_terms, "span_terms")
         radices, prefixes = s(radices, "radix"), s(prefixes, "prefix")
 
         # -- stage 6: the rules; start digits and beat constants ---------------------------
         job = Signal.like(self.job.payload)
-        rules = rule_list(d, req, extents, slot_valid, box_bytes, config)
+        rules = rule_list(d, req, extents, slot_valid, config)
         broken = Cat(condition for condition, _ in rules)
         span = add_pairs(span_terms, SPAN_WIDTH)[0][:SPAN_WIDTH]
-        chunks = box_bytes >> 4
-        beats = (chunks + config.lanes - 1) >> (config.lanes.bit_length() - 1)
+        box_bytes = sum_terms(box_terms, BOX_BYTES_WIDTH)
         self._job_setup(m, job, d, req, radices, prefixes)
         s = stage[6]
-        valid, d, span, broken = s(valid, "valid"), s(d, "d"), s(span, "span"), s(broken, "broken")
-        box_bytes, beats, job = s(box_bytes, "box_bytes"), s(beats, "beats"), s(job, "job")
+        valid, req, d, span, broken = s(valid, "valid"), s(req, "request"), s(d, "d"), s(span, "span"), s(broken, "broken")
+        box_bytes, room, job = s(box_bytes, "box_bytes"), s(room, "room"), s(job, "job")
 
         # -- stage 7: the first broken rule, into the job register --------------------------
         any_broken, first_code = first_broken([(broken[i], code) for i, (_, code) in enumerate(rules)])
+        overflows = smem_overflows(req, box_bytes, room)
         wraps = address_wraps(d, span, config)
-        code = Mux(any_broken, first_code, Mux(wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK))
-        ok = ~any_broken & ~wraps
+        code = Mux(any_broken, first_code,
+                   Mux(overflows, ErrorCode.SMEM_BOUNDS, Mux(wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
+        ok = ~any_broken & ~overflows & ~wraps
+        beats = ((box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1)
         with m.If(advance):
             m.d.sync += [self.job.valid.eq(valid), self.job.payload.eq(job),
                          self.job.payload.code.eq(code),
@@ -189,7 +203,8 @@ class FrontEnd(wiring.Component):
         step_digits, step_overflow = mixed_radix(config.lanes, radices, prefixes)
         m.d.comb += job.step_overflow.eq(step_overflow)
         for i in range(DIGITS):
-            m.d.comb += job.step_digits[i].eq(step_digits[i])
+            m.d.comb += [job.step_digits[i].eq(step_digits[i]),
+                         job.step_safe[i].eq(radices[i] - step_digits[i] - 1)]
         for lane in range(config.lanes):
             digits, overflow = mixed_radix(lane, radices, prefixes)
             m.d.comb += job.lane_alive[lane].eq(~overflow)
@@ -219,7 +234,8 @@ class FrontEnd(wiring.Component):
             beat.value_step.eq(d.step0 << d.values_per_unit_log2),
             beat.values_per_unit_log2.eq(d.values_per_unit_log2),
             beat.unit_global_bytes.eq(d.unit_global_bytes),
-            beat.row_chunks.eq(d.row_chunks),
+            beat.last_chunk.eq(d.row_chunks - 1),
+            beat.chunk_values.eq(units_per_chunk * (d.step0 << d.values_per_unit_log2)),
             beat.gather.eq(gather),
             beat.pixel_mode.eq(pixel_mode),
             beat.prefetch.eq(prefetch),

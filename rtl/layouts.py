@@ -134,7 +134,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     """One accepted request, checked and set up: what the walker and the datapath need.
 
     The walker steps every lane's odometer by ``lanes`` chunks a beat: ``step_digits`` is
-    ``lanes`` written in the odometer's mixed radix, ``lane_digits[j]`` lane ``j``'s start.
+    ``lanes`` written in the odometer's mixed radix, ``lane_digits[j]`` lane ``j``'s start,
+    ``step_safe`` the largest digit that takes its step without wrapping.
     ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
     request), so the walker knows its last one from a counter, not from the odometer.
     """
@@ -144,6 +145,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "beats": unsigned(32),
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
+        "step_safe": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),     # radix - step - 1
         "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
@@ -167,7 +169,8 @@ def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
         "value_step": unsigned(5),                      # values between units along dim 0
         "values_per_unit_log2": unsigned(3),
         "unit_global_bytes": unsigned(5),
-        "row_chunks": unsigned(RADIX_WIDTH),
+        "last_chunk": unsigned(RADIX_WIDTH),            # row_chunks - 1
+        "chunk_values": unsigned(10),                   # values between chunks along dim 0
         "gather": 1,
         "pixel_mode": 1,                                # im2col, ::w, ::w::128: rows are pixels
         "prefetch": 1,

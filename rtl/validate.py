@@ -10,10 +10,12 @@ docs/hardware-validation.md lists them with the reason.
 The wide products the rules compare against (the stride extents ``stride[i-1] * dim[i]``
 and the tensor's last byte, :func:`product_terms`) and the box's byte count come in
 computed, so the unit can spread them over pipeline stages before the comparisons; the
-last rule, ADDRESS_WRAP, is apart (:func:`address_wraps`) for the same reason: its sum
-is the last to be ready. :func:`first_broken` picks the first broken rule with a tree of
+last two rules, SMEM_BOUNDS and ADDRESS_WRAP, are apart (:func:`smem_overflows`,
+:func:`address_wraps`) for the same reason: their sums are the last to be ready. :func:`first_broken` picks the first broken rule with a tree of
 depth log2(rules).
 """
+
+from types import SimpleNamespace
 
 from amaranth.hdl import Array, Const, Mux, Cat
 
@@ -25,7 +27,7 @@ from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind,
 from .arith import partial_products
 from .decode import type_table
 
-__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "address_wraps", "first_broken", "swizzle_value",
+__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps", "first_broken", "swizzle_value",
            "smem_alignment_log2"]
 
 #: Bits of the tensor's last byte and of the stride extents: a 40-bit stride times a
@@ -68,9 +70,10 @@ def product_terms(d):
             for i in range(1, 5)]
 
 
-def rule_list(d, req, extents, slot_valid, box_bytes, config):
-    """(broken?, code) pairs in the model's order of checking, all but the last
-    (:func:`address_wraps`). ``extents``: ``stride[i-1] * dim[i]`` for i = 1..3."""
+def rule_list(d, req, extents, slot_valid, config):
+    """(broken?, code) pairs in the model's order of checking, all but the last two
+    (:func:`smem_overflows`, :func:`address_wraps`). ``extents``: ``stride[i-1] *
+    dim[i]`` for i = 1..3."""
     rules = []
 
     def rule(condition, code):
@@ -196,14 +199,27 @@ def rule_list(d, req, extents, slot_valid, box_bytes, config):
     rule(wide_mode & (req.w_halo >= halo_max), ErrorCode.WHALO_RANGE)
 
     # -- the unit's own limits (model/unit.py check_unit_limits) ---------------------------
-    rule((op != Operation.PREFETCH) & (req.smem_address + box_bytes > config.smem_bytes), ErrorCode.SMEM_BOUNDS)
     return rules
+
+
+def smem_room(req, config):
+    """The part of SMEM_BOUNDS known before the box's byte count: the bytes of shared
+    memory from the request's address on, and whether the address is past the end."""
+    return SimpleNamespace(bytes=(config.smem_bytes - req.smem_address)[:config.smem_address_width + 1],
+                           past=req.smem_address > config.smem_bytes)
+
+
+def smem_overflows(req, box_bytes, room):
+    """The second-last rule: the box runs past the unit's shared memory (SMEM_BOUNDS;
+    a prefetch writes none). ``room``: :func:`smem_room`."""
+    return (req.operation.as_value() != Operation.PREFETCH) & (room.past | (box_bytes > room.bytes))
 
 
 def address_wraps(d, span, config):
     """The last rule: the tensor's last byte, ``global address + span``, is past
-    ``2**address_width`` (code ADDRESS_WRAP)."""
-    return (d.global_address + span) >> config.address_width != 0
+    ``2**address_width`` (code ADDRESS_WRAP): ``span`` is more than the addresses left
+    above the base, ``2**address_width - 1 - address``, which is the address inverted."""
+    return span > ~d.global_address[:config.address_width]
 
 
 def first_broken(rules):

@@ -99,21 +99,23 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-def odometer_step(digits, step, radix):
-    """``digits + step`` in the mixed radix, with look-ahead carries. Returns the new digits
-    and the carry out of the last digit."""
+def odometer_step(digits, step, safe):
+    """``digits + step`` in the mixed radix, with look-ahead carries. ``safe[i]`` is the
+    largest value digit i can hold and take its step without wrapping (``radix - step -
+    1``, from the job), so every sum and compare reads registers only and the carries
+    then pick among them. Returns the new digits and the carries out of every digit."""
     result = []
+    carries = []
     carry = Const(0, 1)
-    for x, k, r in zip(digits, step, radix):
-        plain = x + k
-        plus_one = x + k + 1
-        wrap_plain = plain >= r
-        wrap_plus = plus_one >= r
-        wrap = Mux(carry, wrap_plus, wrap_plain)
-        total = Mux(carry, plus_one, plain)
-        result.append((total - Mux(wrap, r, 0))[:RADIX_WIDTH])
-        carry = wrap
-    return result, carry
+    for x, k, top in zip(digits, step, safe):
+        wrap_plain = x > top                # x + k >= radix
+        wrap_plus = x >= top                # x + k + 1 >= radix
+        plain = Mux(wrap_plain, x - top - 1, x + k)         # x + k, less the radix on a wrap
+        plus_one = Mux(wrap_plus, x - top, x + k + 1)
+        result.append(Mux(carry, plus_one, plain)[:RADIX_WIDTH])
+        carry = Mux(carry, wrap_plus, wrap_plain)
+        carries.append(carry)
+    return result, carries
 
 
 def _select(states, index):
@@ -153,10 +155,10 @@ class Walker(wiring.Component):
         beat_index = Signal(32)
 
         error = current.code != 0
-        stepped = [odometer_step(digits[j], current.step_digits, current.radix) for j in range(lanes)]
+        stepped = [odometer_step(digits[j], current.step_digits, current.step_safe) for j in range(lanes)]
         next_alive = Signal(lanes)
         for j in range(lanes):
-            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][1] & ~current.step_overflow)
+            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][1][-1] & ~current.step_overflow)
         # the job's last record, known from a count of them rather than from the odometer,
         # so the front end's stall does not wait on the odometer's carries
         remaining = Signal(32)
@@ -178,7 +180,9 @@ class Walker(wiring.Component):
                 lane_pixel.append(_select(window[:lanes], offset))
             else:
                 lane_pixel.append(pixel)
-        advanced = (stepped[0][0][1] - digits[0][1])[:index_bits + 1]     # 0..lanes pixels
+        # the pixels lane 0 advanced: digit 1's step plus the carry into it (digit 1 wraps
+        # only where lane 0's job ends, so no wrap need be taken off)
+        advanced = (current.step_digits[1] + stepped[0][1][0])[:index_bits + 1]     # 0..lanes pixels
         # entries past `lanes` never occur; they repeat the last so every index selects one
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
