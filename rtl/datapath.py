@@ -28,7 +28,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .arith import partial_products, add_pairs
+from .arith import partial_products, add_pairs, sum_terms
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .pipeline import Stage
 from .swizzle import swizzle_address
@@ -160,7 +160,7 @@ class Datapath(wiring.Component):
             for b, lane in zip(lanes, payload.lanes):
                 m.d.sync += [
                     lane.valid.eq(b.alive),
-                    lane.global_address.eq(sum(b.terms)[:width]),
+                    lane.global_address.eq(sum_terms(b.terms, width)),
                     lane.global_length.eq(Mux(b.alive, b.units * beat.unit_global_bytes, 0)),
                     lane.smem_address.eq(b.smem_address),
                     lane.mask.eq(b.mask),

@@ -63,6 +63,14 @@ def saturated_prefixes(m, radices, limit: int):
     return prefixes
 
 
+def mode_kinds(req):
+    """(gather4 or scatter4, an im2col mode whose rows are pixels) of a request."""
+    mode = req.mode.as_value()
+    gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
+    pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+    return gather, pixel_mode
+
+
 def mixed_radix(value: int, radices, prefixes):
     """Digits of the constant ``value`` (at most the ``limit`` of ``prefixes``) in the
     mixed radix ``radices`` (least significant first) and whether it overflows them:
@@ -133,7 +141,7 @@ class FrontEnd(wiring.Component):
 
         # -- stage 4: the box's rows; products, two levels ---------------------------------
         mode = req.mode.as_value()
-        gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
+        gather, _ = mode_kinds(req)
         rows = Mux(gather, 4,
                Mux(mode == AccessMode.IM2COL, d.pixels,
                Mux(mode == AccessMode.IM2COL_W, d.pixels + req.w_halo,
@@ -149,12 +157,10 @@ class FrontEnd(wiring.Component):
         extent_terms, span_terms = s(extent_terms, "extent_terms"), s(span_terms, "span_terms")
 
         # -- stage 5: box bytes, extents, radices ------------------------------------------
-        mode = req.mode.as_value()
-        gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
-        pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+        gather, pixel_mode = mode_kinds(req)
         box_terms = partial_products(rows, d.row_pitch, BOX_BYTES_WIDTH)
         room = smem_room(req, config)
-        extents = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH)[0][:SPAN_WIDTH] for t in extent_terms]
+        extents = [sum_terms(t, SPAN_WIDTH) for t in extent_terms]
         span_terms = add_pairs(span_terms, SPAN_WIDTH)
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
@@ -170,7 +176,7 @@ class FrontEnd(wiring.Component):
         job = Signal.like(self.job.payload)
         rules = rule_list(d, req, extents, slot_valid, config)
         broken = Cat(condition for condition, _ in rules)
-        span = add_pairs(span_terms, SPAN_WIDTH)[0][:SPAN_WIDTH]
+        span = sum_terms(span_terms, SPAN_WIDTH)
         box_bytes = sum_terms(box_terms, BOX_BYTES_WIDTH)
         self._job_setup(m, job, d, req, radices, prefixes)
         s = stage[6]
@@ -196,9 +202,7 @@ class FrontEnd(wiring.Component):
         """The job's walk (radices, start and step digits, pixel walk) and beat constants,
         from the decoded descriptor and the request."""
         config = self.config
-        mode = req.mode.as_value()
-        gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
-        pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
+        gather, pixel_mode = mode_kinds(req)
         m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
         step_digits, step_overflow = mixed_radix(config.lanes, radices, prefixes)
         m.d.comb += job.step_overflow.eq(step_overflow)
