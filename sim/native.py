@@ -4,8 +4,12 @@ checker. :mod:`.cxxrtl` and :mod:`.verilator` each build a library of this shape
 
 The C++ run loop is written once, over a few macros each backend defines: ``SET(port,
 value)``, ``GET(port)`` for ports up to 32 bits, ``PUT(port, words)`` / ``TAKE(port,
-words)`` for payloads, ``SETTLE()`` (evaluate with the clock low) and ``RISE()`` (a
-rising edge, the clock left low afterwards for the next settle to see).
+words)`` for payloads, ``SETTLE()`` (evaluate with the clock low), ``RISE()`` (a rising
+edge that leaves the outputs settled, the clock low again for the next one), and the two
+halves of one cycle of the batched loop: ``EVALUATE()`` (the outputs of the cycle from the
+inputs just set) and ``EDGE()`` (the clock edge that ends it). A backend may evaluate the
+edge's next state in ``EVALUATE()`` already: CXXRTL does, so a cycle costs it one pass
+over the design instead of two.
 """
 
 import ctypes
@@ -78,7 +82,7 @@ long long tma_run(void *p, long long max_cycles,
         if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
         bool beat_ready = ready[cycles % ready_length] != 0;
         SET(beats__ready, beat_ready);
-        SETTLE();
+        EVALUATE();
         bool request_taken = offer && GET(requests__ready);
         if (beat_ready && GET(beats__valid) && *n_beats < max_beats) {
             TAKE(beats__payload, beats + *n_beats * BEAT_WORDS);
@@ -90,7 +94,7 @@ long long tma_run(void *p, long long max_cycles,
             completion_cycles[*n_completions] = cycles;
             ++*n_completions;
         }
-        RISE();
+        EDGE();
         h->cycle++;
         cycles++;
         if (request_taken) {

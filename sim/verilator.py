@@ -51,6 +51,8 @@ inline void take(IData v, uint32_t *words) { words[0] = v; }
 #define TAKE(name, words) take(PORT(name), words)
 #define SETTLE() h->top->eval()
 #define RISE() do { SET(clk, 1); h->top->eval(); SET(clk, 0); } while (0)
+#define EVALUATE() SETTLE()
+#define EDGE() RISE()
 """
 
 

@@ -115,3 +115,30 @@ def test_every_worked_example_of_section_5_5(lanes):
     result = run_pysim(scenario)
     assert [c[0] for c in result.completions] == list(range(len(EXAMPLES)))
     assert all(c[1] == 0 for c in result.completions)
+
+
+def test_cxxrtl_flow_splits_loops_through_wires_and_refuses_what_it_cannot(monkeypatch):
+    """CXXRTL schedules whole wires. Here Yosys merges the two ``a - 1`` into one net,
+    which is then the low half of ``pair`` and the high half's operand: a loop through
+    ``pair`` to CXXRTL. The flow's script splits such a wire, and the one-pass run loop
+    relies on that; with a script that does not split, the flow must refuse with an
+    error saying so rather than simulate wrongly."""
+    from amaranth.hdl import Module, Signal
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+    from tma_unit.sim import cxxrtl
+
+    class SelfFed(wiring.Component):
+        a: In(8)
+        y: Out(16)
+
+        def elaborate(self, platform):
+            m = Module()
+            pair = Signal(16)
+            m.d.comb += [pair[:8].eq(self.a - 1), pair[8:].eq((self.a - 1) * 3), self.y.eq(~pair)]
+            return m
+
+    assert "p_y" in cxxrtl.write_cxxrtl(SelfFed())
+    monkeypatch.setattr(cxxrtl, "YOSYS_SCRIPT", "hierarchy -top top; proc; flatten; opt -full; opt_clean -purge")
+    with pytest.raises(RuntimeError, match="combinational loop through a wire"):
+        cxxrtl.write_cxxrtl(SelfFed())
