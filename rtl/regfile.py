@@ -9,7 +9,9 @@ slot when it is accepted; later writes cannot touch a copy in flight.
 docs/registers.md is generated from :data:`REGISTERS`.
 """
 
+import operator
 from dataclasses import dataclass
+from functools import reduce
 
 from amaranth.hdl import Module, Signal, Cat, Const, Mux, unsigned
 from amaranth.lib import wiring
@@ -174,10 +176,12 @@ class DescriptorFile(wiring.Component):
                 with m.Else():
                     m.d.sync += bus.err.eq(1)           # read-only or unmapped
             with m.Else():
-                m.d.sync += [bus.err.eq(1), read_value.eq(0)]
-                for register, value in values.items():
-                    with m.If(reg(register)):
-                        m.d.sync += [bus.err.eq(0), bus.ack.eq(1), read_value.eq(value)]
+                # the offsets are distinct, so at most one register is hit: an AND-OR
+                # multiplexer, with no priority chain behind it
+                hits = [(reg(register), value) for register, value in values.items()]
+                known = Cat(hit for hit, _ in hits).any()
+                m.d.sync += [bus.ack.eq(known), bus.err.eq(~known),
+                             read_value.eq(reduce(operator.or_, (Mux(hit, value, 0) for hit, value in hits)))]
         m.d.comb += bus.dat_r.eq(Mux(read_slot, bus_read.data.word_select(word_reg, 32), read_value))
 
         # -- status: every completion counts; a rejection sets the sticky error -----------
