@@ -5,6 +5,11 @@ whole: docs/architecture.md, "Timing"). :class:`Stage` gives a registered copy o
 value, view or namespace of them, so a block reads as its combinational logic with the
 places it is cut marked (``d = stage(d)``), and the arithmetic between two cuts stays
 short enough for the clock (docs/fpga.md).
+
+Only a stage's valid bits are reset. Every other register holds data that its valid bit
+qualifies, so it is reset-less: on the ECP5 a reset is a net to every flip-flop it
+clears, and for the whole pipeline that net reached some 13,600 of them, the heaviest
+load the router had to carry (docs/fpga.md, "Clock speed").
 """
 
 from types import SimpleNamespace
@@ -20,7 +25,8 @@ class Stage:
     ``stage(value, name)`` returns a register holding ``value`` one step later: a
     ``Value`` or ``View`` gives a signal of the same shape, a list or a
     ``SimpleNamespace`` gives the same structure of registers, and Python constants
-    (ints, bools) pass through unchanged.
+    (ints, bools) pass through unchanged. A register named ``valid`` (or ``*_valid``, a
+    namespace's ``valid`` member included) is reset; the others are reset-less.
     """
 
     def __init__(self, m, enable, prefix: str):
@@ -35,11 +41,10 @@ class Stage:
             return [self(item, f"{name}{i}") for i, item in enumerate(value)]
         if isinstance(value, (int, bool)):
             return value
-        if isinstance(value, ValueCastable):
-            register = Signal(value.shape(), name=f"{self.prefix}_{name}")
-        else:
+        if not isinstance(value, ValueCastable):
             value = Value.cast(value)
-            register = Signal(value.shape(), name=f"{self.prefix}_{name}")
+        reset = name == "valid" or name.endswith("_valid")
+        register = Signal(value.shape(), name=f"{self.prefix}_{name}", reset_less=not reset)
         with self.m.If(self.enable):
             self.m.d.sync += register.eq(value)
         return register
