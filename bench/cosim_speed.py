@@ -6,7 +6,7 @@ Verilator on the exported Verilog (sim/verilator.py) runs the same batch for com
 
 The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
 ready always high, every beat checked against the golden model. The CXXRTL library is
-built with -O2 on first use (about a minute for lanes 1; cached after). Cycles per second
+built with -O2 on first use (about 2 minutes for lanes 1; cached after). Cycles per second
 count the batched simulation call alone; the model check and the Python replay are timed
 separately. docs/cosim.md explains the figures.
 
