@@ -19,7 +19,7 @@ from amaranth.lib.cdc import ResetSynchronizer
 from ..model.config import UnitConfig
 from ..rtl.proto import PrototypeTop
 
-__all__ = ["Ulx3sTop", "pll_dividers", "build", "BuildResult", "DEVICES", "BAUD"]
+__all__ = ["Ulx3sTop", "pll_dividers", "build", "BuildResult", "DEVICES", "BAUD", "DEFAULT_MHZ"]
 
 BAUD = 115_200
 OSCILLATOR_MHZ = 25
@@ -28,6 +28,9 @@ OSCILLATOR_MHZ = 25
 VCO_MHZ = (400, 800)
 PFD_MIN_MHZ = 3.125
 DEVICES = ("12F", "25F", "45F", "85F")
+#: The unit's default clock: the fastest one a routed build of the default configuration
+#: (85F, lanes 1, 8 slots) has met on this project's machine (docs/fpga.md, "Clock speed").
+DEFAULT_MHZ = 50.0
 
 
 def pll_dividers(out_mhz: float, in_mhz: float = OSCILLATOR_MHZ):
@@ -54,7 +57,7 @@ def pll_dividers(out_mhz: float, in_mhz: float = OSCILLATOR_MHZ):
 class Ulx3sTop(Elaboratable):
     """The prototyping top on a ULX3S: PLL, reset held until the PLL locks, UART pins."""
 
-    def __init__(self, config: UnitConfig = UnitConfig(), mhz: float = 10.0):
+    def __init__(self, config: UnitConfig = UnitConfig(), mhz: float = DEFAULT_MHZ):
         self.config = config
         self.input_div, self.feedback_div, self.output_div, self.mhz = pll_dividers(mhz)
 
@@ -123,7 +126,7 @@ def _tool_environment():
 NEXTPNR_OPTIONS = "--report report.json --timing-allow-fail --threads 2"
 
 
-def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = 10.0,
+def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = DEFAULT_MHZ,
           build_dir: str | Path = "build/ulx3s") -> BuildResult:
     """Synthesize, place, route and pack the prototyping top; the bitstream and figures."""
     platform = _platform(device)

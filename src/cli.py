@@ -273,7 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--device", default="85F", help="ULX3S ECP5 size: 12F, 25F, 45F or 85F (default 85F)")
     build.add_argument("--lanes", type=int, default=1)
     build.add_argument("--slots", type=int, default=8)
-    build.add_argument("--mhz", type=float, default=10.0, help="the unit's clock, from the PLL (default 10)")
+    from .constraints.ulx3s import DEFAULT_MHZ
+    build.add_argument("--mhz", type=float, default=DEFAULT_MHZ,
+                       help=f"the unit's clock, from the PLL (default {DEFAULT_MHZ:g}: met by a routed build)")
     build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
     build.set_defaults(run=cmd_build)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
