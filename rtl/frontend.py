@@ -153,7 +153,8 @@ class FrontEnd(wiring.Component):
         extent_terms = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH) for t in extent_terms]
         span_terms = add_pairs(add_pairs(span_terms, SPAN_WIDTH), SPAN_WIDTH)
         s = stage[4]
-        valid, req, slot_valid, d, rows = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d"), s(rows, "rows")
+        valid, req, slot_valid, d = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d")
+        rows = s(rows, "rows")
         extent_terms, span_terms = s(extent_terms, "extent_terms"), s(span_terms, "span_terms")
 
         # -- stage 5: box bytes, extents, radices ------------------------------------------
@@ -180,7 +181,8 @@ class FrontEnd(wiring.Component):
         box_bytes = sum_terms(box_terms, BOX_BYTES_WIDTH)
         self._job_setup(m, job, d, req, radices, prefixes)
         s = stage[6]
-        valid, req, d, span, broken = s(valid, "valid"), s(req, "request"), s(d, "d"), s(span, "span"), s(broken, "broken")
+        valid, req, d = s(valid, "valid"), s(req, "request"), s(d, "d")
+        span, broken = s(span, "span"), s(broken, "broken")
         box_bytes, room, job = s(box_bytes, "box_bytes"), s(room, "room"), s(job, "job")
 
         # -- stage 7: the first broken rule, into the job register --------------------------

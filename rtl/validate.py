@@ -11,8 +11,8 @@ The wide products the rules compare against (the stride extents ``stride[i-1] * 
 and the tensor's last byte, :func:`product_terms`) and the box's byte count come in
 computed, so the unit can spread them over pipeline stages before the comparisons; the
 last two rules, SMEM_BOUNDS and ADDRESS_WRAP, are apart (:func:`smem_overflows`,
-:func:`address_wraps`) for the same reason: their sums are the last to be ready. :func:`first_broken` picks the first broken rule with a tree of
-depth log2(rules).
+:func:`address_wraps`) for the same reason: their sums are the last to be ready.
+:func:`first_broken` picks the first broken rule with a tree of depth log2(rules).
 """
 
 from types import SimpleNamespace
@@ -27,8 +27,8 @@ from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind,
 from .arith import partial_products
 from .decode import type_table
 
-__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps", "first_broken", "swizzle_value",
-           "smem_alignment_log2"]
+__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps",
+           "first_broken", "swizzle_value", "smem_alignment_log2"]
 
 #: Bits of the tensor's last byte and of the stride extents: a 40-bit stride times a
 #: 32-bit count.
