@@ -50,7 +50,11 @@ class UartBridge(wiring.Component):
         reply_left = Signal(range(6))
         waited = Signal(range(ACCESS_TIMEOUT + 1))
 
-        m.d.comb += self.replies.payload.eq(reply[:8])
+        # the bus is driven from registers, so an access's address decode and read
+        # multiplexer get a cycle of their own (docs/fpga.md, "Clock speed")
+        strobe = Signal()
+        m.d.comb += [self.replies.payload.eq(reply[:8]), self.bus.cyc.eq(strobe), self.bus.stb.eq(strobe),
+                     self.bus.sel.eq(0xF)]
         with m.FSM():
             with m.State("command"):
                 m.d.comb += self.commands.ready.eq(1)
@@ -66,24 +70,22 @@ class UartBridge(wiring.Component):
             with m.State("operand"):
                 m.d.comb += self.commands.ready.eq(1)
                 with m.If(self.commands.valid):
-                    m.d.sync += [operand.eq(Cat(operand[8:], self.commands.payload)), received.eq(received + 1)]
+                    shifted = Cat(operand[8:], self.commands.payload)
+                    m.d.sync += [operand.eq(shifted), received.eq(received + 1)]
                     with m.If(received + 1 == needed):
-                        m.d.sync += waited.eq(0)
+                        # a read's operand came in 4 bytes: it sits in the top half
+                        address = Mux(write, shifted[:32], shifted[32:])
+                        m.d.sync += [waited.eq(0), strobe.eq(1), self.bus.adr.eq(address[2:]),
+                                     self.bus.dat_w.eq(shifted[32:]), self.bus.we.eq(write)]
                         m.next = "access"
             with m.State("access"):
-                # a read's operand came in 4 bytes: it sits in the top half of `operand`
-                address = Mux(write, operand[:32], operand[32:])
-                m.d.comb += [
-                    self.bus.cyc.eq(1), self.bus.stb.eq(1), self.bus.we.eq(write),
-                    self.bus.adr.eq(address[2:]), self.bus.dat_w.eq(operand[32:]), self.bus.sel.eq(0xF),
-                ]
                 m.d.sync += waited.eq(waited + 1)
                 with m.If(self.bus.ack):
                     m.d.sync += [reply.eq(Cat(Const(REPLY_ACK, 8), self.bus.dat_r)),
-                                 reply_left.eq(Mux(write, 1, 5))]
+                                 reply_left.eq(Mux(write, 1, 5)), strobe.eq(0)]
                     m.next = "reply"
                 with m.Elif(self.bus.err | (waited == ACCESS_TIMEOUT)):
-                    m.d.sync += [reply.eq(REPLY_ERR), reply_left.eq(1)]
+                    m.d.sync += [reply.eq(REPLY_ERR), reply_left.eq(1), strobe.eq(0)]
                     m.next = "reply"
             with m.State("reply"):
                 m.d.comb += self.replies.valid.eq(1)
