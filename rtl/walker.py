@@ -23,7 +23,7 @@ of single steps, and the next beat's lane-0 pixel is the chain's entry for the p
 count lane 0 advanced by.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Array, unsigned
+from amaranth.hdl import Module, Signal, Const, Mux, Array, unsigned, signed
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
@@ -99,23 +99,46 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-def odometer_step(digits, step, safe):
-    """``digits + step`` in the mixed radix, with look-ahead carries. ``safe[i]`` is the
-    largest value digit i can hold and take its step without wrapping (``radix - step -
-    1``, from the job), so every sum and compare reads registers only and the carries
-    then pick among them. Returns the new digits and the carries out of every digit."""
-    result = []
+#: A digit's room: ``safe - digit``, where ``safe`` is the largest value the digit can
+#: hold and take its step without wrapping; negative when it wraps.
+ROOM = signed(RADIX_WIDTH + 1)
+
+
+def odometer_step(digits, rooms, step, safe):
+    """``digits + step`` in the mixed radix. ``safe[i]`` is the largest value digit i can
+    hold and take its step without wrapping (``radix - step - 1``, from the job).
+
+    Beside each digit ``x`` the walker keeps its room, ``safe - x``, and the room less
+    one (``rooms[i]``: a pair of registers), so whether the digit wraps with its step, or
+    with its step and a carry, is a sign bit: no compare stands between the registers
+    and the carries. The carry out of digit i is written flat, as a sum of products (some
+    digit j <= i wraps with its own step, and every digit above j up to i wraps with one
+    added): two levels of logic whatever the digit. Every candidate sum is one add from
+    registers, and the wraps and carries pick among them. Returns the new digits, their
+    new rooms, and the carries out of every digit."""
+    wrap_plain = [room[-1] for room, _ in rooms]            # x + k >= radix
+    wrap_plus = [room_less[-1] for _, room_less in rooms]   # x + k + 1 >= radix
     carries = []
-    carry = Const(0, 1)
-    for x, k, top in zip(digits, step, safe):
-        wrap_plain = x > top                # x + k >= radix
-        wrap_plus = x >= top                # x + k + 1 >= radix
-        plain = Mux(wrap_plain, x - top - 1, x + k)         # x + k, less the radix on a wrap
-        plus_one = Mux(wrap_plus, x - top, x + k + 1)
-        result.append(Mux(carry, plus_one, plain)[:RADIX_WIDTH])
-        carry = Mux(carry, wrap_plus, wrap_plain)
+    for i in range(len(digits)):
+        carry = Const(0, 1)
+        for j in range(i + 1):
+            term = wrap_plain[j]
+            for k in range(j + 1, i + 1):
+                term = term & wrap_plus[k]
+            carry = carry | term
         carries.append(carry)
-    return result, carries
+    result, new_rooms = [], []
+    for i, (x, (room, room_less), k, top) in enumerate(zip(digits, rooms, step, safe)):
+        # (digit, room, room less one) after adding k, or k + 1, less the radix on a wrap
+        plain = [Mux(wrap_plain[i], ~room, x + k), Mux(wrap_plain[i], top + room + 1, room - k),
+                 Mux(wrap_plain[i], top + room, room_less - k)]
+        plus = [Mux(wrap_plus[i], -room, x + k + 1), Mux(wrap_plus[i], top + room, room_less - k),
+                Mux(wrap_plus[i], top + room_less, room_less - k - 1)]
+        carry = carries[i - 1] if i else Const(0, 1)
+        digit, new_room, new_less = (Mux(carry, b, a) for a, b in zip(plain, plus))
+        result.append(digit[:RADIX_WIDTH])
+        new_rooms.append((new_room[:ROOM.width].as_signed(), new_less[:ROOM.width].as_signed()))
+    return result, new_rooms, carries
 
 
 def _select(states, index):
@@ -155,10 +178,12 @@ class Walker(wiring.Component):
         beat_index = Signal(32)
 
         error = current.code != 0
-        stepped = [odometer_step(digits[j], current.step_digits, current.step_safe) for j in range(lanes)]
+        rooms = [[(Signal(ROOM, name=f"lane{j}_room{i}"), Signal(ROOM, name=f"lane{j}_room_less{i}"))
+                  for i in range(DIGITS)] for j in range(lanes)]
+        stepped = [odometer_step(digits[j], rooms[j], current.step_digits, current.step_safe) for j in range(lanes)]
         next_alive = Signal(lanes)
         for j in range(lanes):
-            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][1][-1] & ~current.step_overflow)
+            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][2][-1] & ~current.step_overflow)
         # the job's last record, known from a count of them rather than from the odometer,
         # so the front end's stall does not wait on the odometer's carries
         remaining = Signal(32)
@@ -182,7 +207,7 @@ class Walker(wiring.Component):
                 lane_pixel.append(pixel)
         # the pixels lane 0 advanced: digit 1's step plus the carry into it (digit 1 wraps
         # only where lane 0's job ends, so no wrap need be taken off)
-        advanced = (current.step_digits[1] + stepped[0][1][0])[:index_bits + 1]     # 0..lanes pixels
+        advanced = (current.step_digits[1] + stepped[0][2][0])[:index_bits + 1]     # 0..lanes pixels
         # entries past `lanes` never occur; they repeat the last so every index selects one
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
@@ -213,11 +238,14 @@ class Walker(wiring.Component):
                 m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
                 for j in range(lanes):
                     for i in range(DIGITS):
-                        m.d.sync += digits[j][i].eq(self.job.payload.lane_digits[j][i])
+                        start, safe = self.job.payload.lane_digits[j][i], self.job.payload.step_safe[i]
+                        m.d.sync += [digits[j][i].eq(start), rooms[j][i][0].eq(safe - start),
+                                     rooms[j][i][1].eq(safe - start - 1)]
             with m.Elif(busy):
                 m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel),
                              remaining.eq(remaining - 1), last.eq(remaining == 2)]
                 for j in range(lanes):
                     for i in range(DIGITS):
-                        m.d.sync += digits[j][i].eq(stepped[j][0][i])
+                        m.d.sync += [digits[j][i].eq(stepped[j][0][i]), rooms[j][i][0].eq(stepped[j][1][i][0]),
+                                     rooms[j][i][1].eq(stepped[j][1][i][1])]
         return m
