@@ -42,9 +42,9 @@ __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing"
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
 #: products and rows, box bytes and radices, rules, the first broken rule (the job).
-FRONT_END_STAGES = 7
+FRONT_END_STAGES = 9
 #: Registers from the walker to the beat stream: walk, datapath A1, A2, B1, B2, output.
-BACK_END_STAGES = 6
+BACK_END_STAGES = 7
 #: Cycles from the last record leaving to its completion being offered: Amaranth's
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).

@@ -8,14 +8,14 @@ part-way (docs/fpga.md, "Clock speed").
 * :func:`small_product`: a product of a few bits in logic, not in a DSP block;
 * :func:`small_divmod`: quotient and remainder of a value of a few bits by a wide
   divisor, with compares only (no divider);
-* :func:`ceil_div_by_small`: ``ceil(a / k)`` for ``k`` in 1..8 by a multiply with the
-  reciprocal, exact over the operand range it is built for.
+* :func:`ceil_div_operands`, :func:`reciprocal_quotient`: ``ceil(a / k)`` for ``k`` in
+  1..8 by a multiply with the reciprocal, exact over the operand range it is built for.
 """
 
 from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
 
 __all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_product", "small_divmod",
-           "ceil_div_by_small"]
+           "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
@@ -102,18 +102,25 @@ def small_divmod(x, divisor, limit: int):
     return quotient, remainder
 
 
-#: log2 of the reciprocal's scale in :func:`ceil_div_by_small`.
-_RECIPROCAL_SHIFT = 12
+#: log2 of the reciprocal's scale in :func:`ceil_div_operands`.
+RECIPROCAL_SHIFT = 12
 
 
-def ceil_div_by_small(a, k, a_max: int):
-    """``ceil(a / k)`` for ``0 <= a <= a_max`` and ``k`` in 1..8: ``(a + k - 1)`` times
-    ``ceil(2**12 / k)``, shifted down by 12. The construction checks that this is exact
-    over the whole range, or refuses."""
-    reciprocals = [-(-(1 << _RECIPROCAL_SHIFT) // d) if d else 0 for d in range(16)]
+def ceil_div_operands(a, k, a_max: int):
+    """The two factors of ``ceil(a / k)`` for ``0 <= a <= a_max`` and ``k`` in 1..8:
+    ``a + k - 1`` and ``ceil(2**12 / k)``, whose product shifted down by 12
+    (:func:`reciprocal_quotient`) is the quotient, so a pipeline can register them before
+    the multiply. The construction checks that this is exact over the whole range, or
+    refuses."""
+    reciprocals = [-(-(1 << RECIPROCAL_SHIFT) // d) if d else 0 for d in range(16)]
     for d in range(1, 9):
         for n in range(a_max + d):
-            if (n * reciprocals[d]) >> _RECIPROCAL_SHIFT != n // d:
-                raise ValueError(f"ceil_div_by_small: a_max {a_max} is past the reciprocal's exact range")
-    table = Array(Const(r, unsigned(_RECIPROCAL_SHIFT + 1)) for r in reciprocals)
-    return ((a + k - 1) * table[k]) >> _RECIPROCAL_SHIFT
+            if (n * reciprocals[d]) >> RECIPROCAL_SHIFT != n // d:
+                raise ValueError(f"ceil_div_operands: a_max {a_max} is past the reciprocal's exact range")
+    table = Array(Const(r, unsigned(RECIPROCAL_SHIFT + 1)) for r in reciprocals)
+    return a + k - 1, table[k]
+
+
+def reciprocal_quotient(numerator, reciprocal):
+    """The quotient of :func:`ceil_div_operands`' two factors."""
+    return (numerator * reciprocal) >> RECIPROCAL_SHIFT

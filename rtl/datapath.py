@@ -1,17 +1,23 @@
 """From odometer digits to beats: coordinates, the out-of-bounds detector, address
-generation and the swizzle, in five pipeline stages behind the walker, each cut short
+generation and the swizzle, in six pipeline stages behind the walker, each cut short
 enough for the clock (docs/fpga.md, "Clock speed"):
 
-A1. coordinates: ``start + digit * element stride`` in dimensions 1..4 (gather4: the row
-    the digit picks; the im2col modes: the walker's pixel coordinates), the value
-    coordinate of the chunk's first unit along dimension 0, the chunk's unit count, its
-    place in the dense shared-memory image;
-A2. the in-bounds bit of every unit (PTX 5.5.3.3: negative coordinates and coordinates
-    past the dimension are both out), the swizzled shared-memory address (5.5.7), and
-    the products ``coordinate * stride`` (34-bit signed by 40-bit strides, modulo
-    2^address_width) as 18x18 partial products (:func:`.arith.partial_products`);
-B1, B2. the global address's adder tree, two levels a stage: base, the dimension-0
-    offset and the partial products;
+A0. the digits' products: ``digit * element stride`` in dimensions 1..4 and the chunk's
+    offset along dimension 0 (one 18x18 multiplier each);
+A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
+    digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
+    of the chunk's first unit along dimension 0, the chunk's unit count, its place in
+    the dense shared-memory image;
+A2. whether the chunk is inside dimensions 1..4 and the window of its units' offsets
+    inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
+    dimension are both out; :func:`unit_window`), the swizzled shared-memory address
+    (5.5.7), the first unit's index, and the products ``coordinate * stride`` (34-bit
+    signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products
+    (:func:`.arith.partial_products`);
+B1, B2. the global address's adder tree, two levels a stage: base and the partial
+    products, and from B2 on the dimension-0 offset (the first unit times its bytes,
+    multiplied in B1); in B1 also the in-bounds bit of every unit, two compares of its
+    offset (from the job alone) with the window;
 C.  the last addition, into the output register.
 
 The whole pipeline moves one step when the output register is free or being taken
@@ -28,7 +34,7 @@ from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .arith import partial_products, add_pairs, sum_terms
+from .arith import partial_products, add_pairs, sum_terms, small_product
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .pipeline import Stage
 from .swizzle import swizzle_address
@@ -38,7 +44,36 @@ __all__ = ["Datapath", "STAGES"]
 
 #: Registers from the walker's output to the beat stream, the walker's own included
 #: (the timing model's BACK_END_STAGES).
-STAGES = 6
+STAGES = 7
+
+
+#: More than any unit's offset from its chunk's first value (``u * value_step``: at most
+#: 15 x 31): the in-bounds window of a chunk's units is cut off here.
+WINDOW = 512
+
+
+def unit_window(first, dim):
+    """Where the units of a chunk whose first value coordinate is ``first`` are inside
+    dimension 0 of size ``dim``: a namespace from which :func:`unit_inside` tells, for
+    a unit at offset ``k`` (``0 <= k < WINDOW``), whether ``0 <= first + k < dim``.
+
+    ``first + k >= 0`` is ``k > ~first`` (``~first = -first - 1``): always when
+    ``first >= 0``, never when ``~first >= WINDOW``, else a compare of 9 bits.
+    ``first + k < dim`` is ``k <= dim + ~first``: never when that is negative, always
+    when it is ``WINDOW`` or more. Each takes an inversion or one carry chain, and leaves
+    the per-unit test two small compares (docs/fpga.md, "Clock speed")."""
+    bits = (WINDOW - 1).bit_length()
+    below = ~first                          # -first - 1
+    room = (dim + below).as_signed()        # dim - first - 1
+    return SimpleNamespace(
+        low_all=~first[-1], low_none=first[-1] & (below[bits:] != 0), low=below[:bits],
+        high_none=room[-1], high=Mux(room[bits:] != 0, WINDOW - 1, room[:bits]))
+
+
+def unit_inside(window, k):
+    """Whether the unit at offset ``k`` is inside dimension 0 (:func:`unit_window`)."""
+    low_ok = window.low_all | (~window.low_none & (k > window.low))
+    return low_ok & ~window.high_none & (k <= window.high)
 
 
 class Datapath(wiring.Component):
@@ -78,35 +113,49 @@ class Datapath(wiring.Component):
         width = config.address_width
         advance = self.advance
         walk = self.walk
-        stage = {name: Stage(m, advance, name) for name in ("a1", "a2", "b1", "b2")}
+        stage = {name: Stage(m, advance, name) for name in ("a0", "a1", "a2", "b1", "b2")}
         # what every stage passes on: the record's control bits and the job's constants
         ctl = SimpleNamespace(valid=self.walk_valid, is_beat=walk.is_beat, last=walk.last, beat=walk.beat,
                               has_completion=walk.has_completion, completion=walk.completion)
         valids = []
 
-        # -- stage A1: coordinates -------------------------------------------------------
+        # -- stage A0: the digits' products ----------------------------------------------
         beat = walk.beat
-        lanes = []
+        records = []
         for j in range(config.lanes):
             digits = walk.lane_digits[j]
+            records.append(SimpleNamespace(
+                alive=walk.lane_alive[j], digits=[digits[i] for i in range(5)],
+                pixel=[walk.lane_pixel[j][i] for i in range(4)],
+                steps=[digits[d] * beat.element_strides[d] for d in range(1, 5)],     # d = 1..4
+                chunk_offset=digits[0] * beat.chunk_values,
+                linear=walk.beat_index * config.lanes + j,          # the chunk's place in the box
+            ))
+        ctl, records = stage["a0"](ctl, "ctl"), stage["a0"](records, "lane")
+        valids.append(ctl.valid)
+
+        # -- stage A1: coordinates -------------------------------------------------------
+        beat = ctl.beat
+        lanes = []
+        for rec in records:
+            digits = rec.digits
             chunk = digits[0]
             rows = Array(beat.start[k] for k in range(1, 5))
             coords = []
             for d in range(1, 5):
-                coordinate = beat.start[d] + digits[d] * beat.element_strides[d]
+                coordinate = beat.start[d] + rec.steps[d - 1]
                 if d == 1:
                     coordinate = Mux(beat.gather, rows[digits[1][:2]], coordinate)
                 else:
                     coordinate = Mux(beat.gather, 0, coordinate)
-                coords.append(Mux(beat.pixel_mode, walk.lane_pixel[j][d - 1], coordinate)[:34].as_signed())
-            linear = walk.beat_index * config.lanes + j
+                coords.append(Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)[:34].as_signed())
             lanes.append(SimpleNamespace(
-                alive=walk.lane_alive[j],
+                alive=rec.alive,
                 coords=coords,
-                first_value=(beat.start[0] + chunk * beat.chunk_values)[:34].as_signed(),
+                first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=Mux(chunk == beat.last_chunk, beat.units_last, beat.units_per_chunk)[:5],
                 # a prefetch touches no shared memory: its beats carry address 0
-                smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (linear << 4))[:config.smem_address_width],
+                smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:config.smem_address_width],
             ))
         ctl, lanes = stage["a1"](ctl, "ctl"), stage["a1"](lanes, "lane")
         valids.append(ctl.valid)
@@ -118,23 +167,33 @@ class Datapath(wiring.Component):
             inside = Const(1, 1)
             for d in range(4):
                 inside = inside & (a.coords[d] >= 0) & (a.coords[d] < beat.dims[d + 1])
-            mask = []
-            for u in range(16):
-                value = a.first_value + u * beat.value_step
-                mask.append(a.alive & inside & (u < a.units) & (value >= 0) & (value < beat.dims[0]))
-            first_unit = a.first_value >> beat.values_per_unit_log2
-            terms = [beat.base.as_signed(), (first_unit * beat.unit_global_bytes)[:width].as_signed()]
+            terms = [beat.base.as_signed()]
             for d in range(4):
                 terms += partial_products(a.coords[d], beat.strides[d], width)
             out_lanes.append(SimpleNamespace(
-                alive=a.alive, mask=Cat(*mask), units=a.units,
+                alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0]), units=a.units,
+                first_unit=a.first_value >> beat.values_per_unit_log2,
+                length=a.units * beat.unit_global_bytes,
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
+        # every unit's offset from the chunk's first value, from the job alone
+        offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
         ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
+        offsets = stage["a2"](offsets, "offset")
         valids.append(ctl.valid)
 
-        # -- stages B1, B2: the adder tree ------------------------------------------------
+        # -- stages B1, B2: the adder tree; in B1 the units' in-bounds mask and the offset
+        # along dimension 0, a term of the tree from B2 on --------------------------------
+        beat = ctl.beat
+        for lane in lanes:
+            lane.mask = Cat(lane.alive & lane.inside & (u < lane.units) & unit_inside(lane.window, offsets[u])
+                            for u in range(16))
+            lane.dim0_offset = (lane.first_unit * beat.unit_global_bytes)[:width].as_signed()
+            del lane.inside, lane.window, lane.first_unit
         for name in ("b1", "b2"):
             for lane in lanes:
+                if name == "b2":
+                    lane.terms = lane.terms + [lane.dim0_offset]
+                    del lane.dim0_offset
                 lane.terms = add_pairs(add_pairs(lane.terms, width), width)
             ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
             valids.append(ctl.valid)
@@ -161,7 +220,7 @@ class Datapath(wiring.Component):
                 m.d.sync += [
                     lane.valid.eq(b.alive),
                     lane.global_address.eq(sum_terms(b.terms, width)),
-                    lane.global_length.eq(Mux(b.alive, b.units * beat.unit_global_bytes, 0)),
+                    lane.global_length.eq(Mux(b.alive, b.length, 0)),
                     lane.smem_address.eq(b.smem_address),
                     lane.mask.eq(b.mask),
                     lane.units.eq(Mux(b.alive, b.units, 0)),

@@ -14,10 +14,11 @@ from types import SimpleNamespace
 
 from amaranth.hdl import Array, Const, Mux, Cat
 
-from ..model.types import TYPE_INFO, Interleave, MapKind
-from .arith import ceil_div_by_small
+from ..model.types import TYPE_INFO, Interleave, MapKind, SwizzleMode, Swizzle
+from .arith import ceil_div_operands, reciprocal_quotient, RECIPROCAL_SHIFT
 
-__all__ = ["decode_descriptor", "type_table"]
+__all__ = ["decode_descriptor", "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "LAYERS",
+           "type_table", "swizzle_value"]
 
 
 def type_table(attribute, width):
@@ -31,11 +32,30 @@ def _log2_table(attribute):
     return Array(Const(getattr(by_code[code], attribute).bit_length() - 1, 3) for code in range(16))
 
 
-def decode_descriptor(desc, stage=lambda d, name: d):
+def swizzle_value(d):
+    """The driver's ``CUtensorMapSwizzle`` number of the stored (mode, atomicity) pair
+    (96B as 7), for rules written in its terms."""
+    mode, atom = d.swizzle_mode, d.swizzle_atomicity
+    return Mux(mode == SwizzleMode.B96, Swizzle.B96,
+               Mux(mode == SwizzleMode.B128, Swizzle.B128 + atom, mode))
+
+
+def decode_descriptor(desc, stage=lambda d, layer: d):
     """Quantities of a descriptor view ``desc`` (``DescriptorLayout``), as a namespace of
-    Amaranth values, computed in three layers. ``stage(d, name)`` is called between them
-    and returns the namespace the next layer reads: registered by a pipeline
-    (:class:`.pipeline.Stage`), or ``d`` itself for one combinational decode."""
+    Amaranth values, computed in the four layers of :data:`LAYERS`, each at most one
+    carry chain, one small shifter or one 18x18 multiply deep. ``stage(d, layer)`` is
+    called after each (layer 1..4) and returns the namespace the next layer reads:
+    registered by a pipeline (:class:`.pipeline.Stage`), or ``d`` itself for one
+    combinational decode."""
+    d = desc
+    for number, layer in enumerate(LAYERS, 1):
+        d = stage(layer(d), number)
+    return d
+
+
+def decode_fields(desc):
+    """Layer 1: the stored fields in natural units, the type table's sizes, the factors of
+    the elements traversed per dimension."""
     d = SimpleNamespace()
     code = desc.elemtype
     d.rank = desc.rank + 1                               # 1..8 as stored; > 5 is an error
@@ -48,12 +68,14 @@ def decode_descriptor(desc, stage=lambda d, name: d):
     d.values_per_unit_log2 = _log2_table("values_per_unit")[code]
     d.unit_global_bytes = type_table("unit_global_bytes", 5)[code]
     d.unit_smem_bytes_log2 = _log2_table("unit_smem_bytes")[code]
+    d.units_per_chunk_log2 = (4 - d.unit_smem_bytes_log2)[:3]           # units in 16 bytes
     d.is_float = type_table("is_float", 1)[code]
     d.packed = type_table("packed", 1)[code]
     d.padded = type_table("padded", 1)[code]
     d.interleave = desc.interleave_layout
     d.swizzle_mode = desc.swizzle_mode
     d.swizzle_atomicity = desc.swizzle_atomicity
+    d.swizzle = swizzle_value(d)
     d.fill_nan = desc.fill_mode
 
     d.dims = [desc.global_dim[i] + 1 for i in range(5)]              # 1..2^32
@@ -64,28 +86,61 @@ def decode_descriptor(desc, stage=lambda d, name: d):
     # Dimension 0 steps by its element stride only with interleave (PTX 5.5.3.2), never
     # for packed types.
     d.step0 = Mux(d.tiled & (d.interleave != Interleave.NONE) & ~d.packed, d.element_strides[0], 1)
-    d.counts = [Mux(d.in_rank[i], ceil_div_by_small(d.box[i], d.element_strides[i] if i else d.step0, 256), 1)
-                for i in range(5)]
+    # the elements traversed per dimension, ceil(box / element stride), as two factors
+    # (1 past the rank: 1 times the reciprocal of 1), so the multiplier's output is the
+    # count, with nothing behind it
+    d.count_factors = []
+    for i in range(5):
+        numerator, reciprocal = ceil_div_operands(d.box[i], d.element_strides[i] if i else d.step0, 256)
+        d.count_factors.append((Mux(d.in_rank[i], numerator, 1), Mux(d.in_rank[i], reciprocal, 1 << RECIPROCAL_SHIFT)))
+    # the dimensions' sizes less one where the rules multiply them, 0 past the rank
+    d.dims_used_less_one = [Mux(d.in_rank[i], desc.global_dim[i], 0) for i in range(5)]
     d.channels = desc.channels_per_pixel + 1
     d.pixels = desc.pixels_per_column + 1
     d.global_address = desc.global_address
     d.lower_corner = desc.lower_corner
     d.upper_corner = desc.upper_corner
+    d.corner_span = [(desc.upper_corner[i] - desc.lower_corner[i]).as_signed() for i in range(3)]
     d.wide_mode = desc.wide_mode
+    return d
 
-    d = stage(d, "decode1")
-    # values in one shared-memory row, its bytes, chunks and pitch
+
+def decode_counts(d):
+    """Layer 2: the elements traversed per dimension; products of a few bits."""
+    d.counts = [reciprocal_quotient(*d.count_factors[i]) for i in range(5)]
+    d.dim0_units = d.dims[0] >> d.values_per_unit_log2
+    d.box_bits = d.box[0] * d.bits           # the rules take box[0] << 3 for a padded type
+    d.channel_bits = d.channels * d.bits
+    # im2col: a dimension's range of positions is dims + upper - lower (CORNER_AREA); the
+    # pixel walk restarts at dims + upper - element stride
+    d.corner_area = [d.dims[i + 1] + d.corner_span[i] for i in range(3)]
+    d.upper_less_stride = [(d.upper_corner[i] - d.element_strides[i + 1]).as_signed() for i in range(3)]
+    return d
+
+
+def decode_rows(d):
+    """Layer 3: the shared-memory row's values and units; the box's row count in two
+    products; the bytes of dimension 0."""
+    # values and units in one shared-memory row; counts are at most 256, so each pair's
+    # product fits 17 bits: one 18x18 block for the next layer's product
     d.row_values = Mux(d.tiled, d.counts[0], d.channels)
-    d.row_bytes = (d.row_values >> d.values_per_unit_log2) << d.unit_smem_bytes_log2
-    d.row_chunks = (d.row_bytes + 15) >> 4
-    d.row_pitch = d.row_chunks << 4
-    # counts are at most 256, so each pair's product fits 17 bits: one 18x18 block for
-    # the next layer's product
+    d.row_units = d.row_values >> d.values_per_unit_log2
     d.rows_12 = (d.counts[1] * d.counts[2])[:17]
     d.rows_34 = (d.counts[3] * d.counts[4])[:17]
-    # bytes of dimension 0 in global memory
-    d.dim0_bytes = (d.dims[0] >> d.values_per_unit_log2) * d.unit_global_bytes
-
-    d = stage(d, "decode2")
-    d.box_rows_tiled = d.rows_12 * d.rows_34
+    d.dim0_bytes = d.dim0_units * d.unit_global_bytes             # bytes of dimension 0
+    d.end_less_stride = [d.dims[i + 1] + d.upper_less_stride[i] for i in range(3)]
     return d
+
+
+def decode_row_bytes(d):
+    """Layer 4: the row's bytes, chunks and pitch; the box's row count."""
+    d.row_bytes = d.row_units << d.unit_smem_bytes_log2
+    d.row_chunks = (d.row_bytes + 15) >> 4
+    d.row_pitch = d.row_chunks << 4
+    d.box_rows_tiled = d.rows_12 * d.rows_34
+    d.dim0_last = (d.dim0_bytes - 1).as_signed()
+    return d
+
+
+#: The decode's layers, in order; a pipeline registers the namespace between them.
+LAYERS = (decode_fields, decode_counts, decode_rows, decode_row_bytes)

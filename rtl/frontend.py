@@ -1,29 +1,33 @@
 """The front of the unit: accept a request, snapshot its descriptor, check every rule,
 and set up the job the walker runs.
 
-Seven stages, one request per cycle, cut so that no stage holds more than a short
-carry chain or one multiplier (docs/fpga.md, "Clock speed"):
+Nine stages, one request per cycle, cut so that no stage holds more than about one carry
+chain, one small shifter or one multiplier behind a few levels of logic (docs/fpga.md,
+"Clock speed"):
 
 1. accept: the request is registered and its slot is read from the descriptor file
    (the snapshot: later bus writes to the slot cannot reach this request);
-2. decode, first layer (:mod:`.decode`): sizes of the element type, dimensions, strides,
-   the elements traversed per dimension;
-3. decode, second layer: the shared-memory row; the partial products of the strides
-   and dimensions the rules need (:func:`.validate.product_terms`);
-4. the box's row count; two levels of the products' adder trees;
-5. the box's byte count in pieces; the stride extents; the odometer radices and their
-   saturated prefix products;
-6. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
-   byte count and the tensor's last byte summed; the lanes' start digits and the beat
-   constants;
-7. the first broken rule, with the last two (SMEM_BOUNDS, ADDRESS_WRAP) beside it: the
-   job register.
+2. to 5. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
+   elements traversed per dimension; the shared-memory row; its bytes and the box's
+   rows. Beside them: the partial products of the strides and dimensions the rules need
+   (:func:`.validate.product_terms`) in stage 3, then one level of their adder trees a
+   stage;
+6. the box's rows; the stride extents; the odometer radices, saturated;
+7. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
+   byte count in pieces (multipliers with nothing before or after them); the mixed
+   radix's place values;
+8. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
+   first broken rule of each group of :data:`RULE_GROUP`; the box's byte count and
+   SMEM_BOUNDS;
+9. the first broken group's rule, or ADDRESS_WRAP, the last rule: the job register.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value
+from types import SimpleNamespace
+
+from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out
 
@@ -32,33 +36,41 @@ from ..model.errors import ErrorCode
 from ..model.im2col import W128_GROUP
 from ..model.types import AccessMode, Operation, OobFill
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
-from .decode import decode_descriptor
+from .decode import decode_fields, decode_counts, decode_rows, decode_row_bytes
 from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
 from .pipeline import Stage
-from .validate import (product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps, first_broken,
-                       swizzle_value)
+from .validate import product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps, first_broken
 
-__all__ = ["FrontEnd", "STAGES", "saturated_prefixes", "mixed_radix"]
+__all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix"]
 
 #: Registers from a request to its job (the timing model's FRONT_END_STAGES).
-STAGES = 7
+STAGES = 9
 #: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
 BOX_BYTES_WIDTH = 45
+#: Rules whose first broken one stage 8 finds; stage 9 picks among the groups.
+RULE_GROUP = 16
 
 
-def saturated_prefixes(m, radices, limit: int):
-    """``min(radices[0] * ... * radices[i-1], limit + 1)`` for i = 0..len(radices): the
-    place values of the mixed radix as far as a number up to ``limit`` can tell them
-    apart. Each is a signal of its own: every step reads the previous one several times,
-    and as one expression the chain would grow with the product of those reads."""
-    width = (limit + 1).bit_length()
+def saturate(value, limit: int):
+    """``min(value, limit + 1)``, in the bits that holds."""
+    value = Value.cast(value)
+    return Mux(value > limit, limit + 1, value[:(limit + 1).bit_length()])
 
-    def saturate(value):
-        return Mux(value > limit, limit + 1, value[:width])
-    prefixes = [Const(1, width)]
-    for i, radix in enumerate(radices):
-        prefix = Signal(width, name=f"place{i + 1}")
-        m.d.comb += prefix.eq(saturate(small_product(prefixes[-1], saturate(radix))))
+
+def place_values(m, saturated, limit: int):
+    """``min(radices[0] * ... * radices[i-1], limit + 1)`` for i = 0..len(radices), from
+    the radices already saturated (:func:`saturate`): the place values of the mixed radix
+    as far as a number up to ``limit`` can tell them apart. Each is a signal of its own:
+    every step reads the previous one several times, and as one expression the chain
+    would grow with the product of those reads."""
+    top = limit + 1
+    width = top.bit_length()
+    # the saturated product of two such numbers as a table: a few LUT levels, no adder
+    product = Array(Const(min(x * y, top), width) for x in range(1 << width) for y in range(1 << width))
+    prefixes = [Const(1, width), saturated[0]]
+    for i, radix in enumerate(saturated[1:], 2):
+        prefix = Signal(width, name=f"place{i}")
+        m.d.comb += prefix.eq(product[Cat(radix, prefixes[-1])])
         prefixes.append(prefix)
     return prefixes
 
@@ -112,6 +124,14 @@ class FrontEnd(wiring.Component):
         advance = ~self.job.valid | self.job.ready
         stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
 
+        def register(k, **values):
+            """``values`` one step later, in stage ``k``'s registers."""
+            return SimpleNamespace(**{name: stage[k](value, name) for name, value in values.items()})
+
+        def request_of(r):
+            """What every stage passes on: the request, its valid bit and its slot's."""
+            return dict(valid=r.valid, request=r.request, slot_valid=r.slot_valid)
+
         # -- stage 1: accept and snapshot -------------------------------------------------
         valid = Signal(name="s1_valid")
         req = Signal(RequestLayout, name="s1_request")
@@ -122,85 +142,78 @@ class FrontEnd(wiring.Component):
         ]
         with m.If(advance):
             m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
-        slot_valid = self.snap_valid
 
-        # -- stages 2 and 3: decode; the products' pieces ---------------------------------
-        carried = {}
-
-        def decode_stage(d, name):
-            k = 2 if name == "decode1" else 3
-            if k == 3:
-                carried["terms"] = stage[3](product_terms(d), "terms")
-            carried["valid"] = stage[k](carried.get("valid", valid), "valid")
-            carried["req"] = stage[k](carried.get("req", req), "request")
-            carried["slot_valid"] = stage[k](carried.get("slot_valid", slot_valid), "slot_valid")
-            return stage[k](d, "d")
-
-        d = decode_descriptor(self.snap_data, decode_stage)
-        valid, req, slot_valid, terms = (carried[k] for k in ("valid", "req", "slot_valid", "terms"))
-
-        # -- stage 4: the box's rows; products, two levels ---------------------------------
-        mode = req.mode.as_value()
-        gather, _ = mode_kinds(req)
-        rows = Mux(gather, 4,
-               Mux(mode == AccessMode.IM2COL, d.pixels,
-               Mux(mode == AccessMode.IM2COL_W, d.pixels + req.w_halo,
-               Mux(mode == AccessMode.IM2COL_W_128, 128 + 4 * req.w_halo, d.box_rows_tiled))))
+        # -- stages 2 to 5: the decode; the products and their adder trees -----------------
+        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid, d=decode_fields(self.snap_data))
+        r = register(3, **request_of(r), terms=product_terms(r.d), d=decode_counts(r.d))
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
-        # products plus dim0_bytes - 1
-        extent_terms = [terms[i] + [d.strides[i].as_signed()] for i in range(3)]
-        span_terms = sum(terms, []) + [(d.dim0_bytes - 1).as_signed()]
-        extent_terms = [add_pairs(add_pairs(t, SPAN_WIDTH), SPAN_WIDTH) for t in extent_terms]
-        span_terms = add_pairs(add_pairs(span_terms, SPAN_WIDTH), SPAN_WIDTH)
-        s = stage[4]
-        valid, req, slot_valid, d = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d")
-        rows = s(rows, "rows")
-        extent_terms, span_terms = s(extent_terms, "extent_terms"), s(span_terms, "span_terms")
+        # products plus dim0_bytes - 1 (added two levels later, when it is ready)
+        mode = r.request.mode.as_value()
+        gather, _ = mode_kinds(r.request)
+        w_halo = r.request.w_halo
+        other_rows = Mux(gather, 4,                  # the rows of a box that is not tiled
+                     Mux(mode == AccessMode.IM2COL, r.d.pixels,
+                     Mux(mode == AccessMode.IM2COL_W, r.d.pixels + w_halo, 128 + 4 * w_halo)))
+        r = register(4, **request_of(r), other_rows=other_rows,
+                     extent_terms=[add_pairs(r.terms[i] + [r.d.strides[i].as_signed()], SPAN_WIDTH) for i in range(3)],
+                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d))
+        r = register(5, **request_of(r), other_rows=r.other_rows,
+                     extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
+                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d))
 
-        # -- stage 5: box bytes, extents, radices ------------------------------------------
-        gather, pixel_mode = mode_kinds(req)
-        box_terms = partial_products(rows, d.row_pitch, BOX_BYTES_WIDTH)
-        room = smem_room(req, config)
-        extents = [sum_terms(t, SPAN_WIDTH) for t in extent_terms]
-        span_terms = add_pairs(span_terms, SPAN_WIDTH)
+        # -- stage 6: the box's rows, extents, radices -------------------------------------
+        d = r.d
+        gather, pixel_mode = mode_kinds(r.request)
+        rows = Mux(gather | pixel_mode, r.other_rows, d.box_rows_tiled)
+        base_term = Cat(d.global_address[:config.address_width], 0).as_signed()
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
-        radices = [Value.cast(r)[:RADIX_WIDTH] for r in radices]
-        prefixes = saturated_prefixes(m, radices, config.lanes)
-        s = stage[5]
-        valid, req, slot_valid, d = s(valid, "valid"), s(req, "request"), s(slot_valid, "slot_valid"), s(d, "d")
-        box_terms, room = s(box_terms, "box_terms"), s(room, "room")
-        extents, span_terms = s(extents, "extents"), s(span_terms, "span_terms")
-        radices, prefixes = s(radices, "radix"), s(prefixes, "prefix")
+        radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]
+        r = register(6, **request_of(r), d=d, room=smem_room(r.request, config),
+                     rows=rows,
+                     extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
+                     # the tensor's last byte: the base address joins the span's terms
+                     span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
+                     radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
+                     # units in the row's last chunk
+                     units_last=d.row_units - ((d.row_chunks - 1) << d.units_per_chunk_log2))
 
-        # -- stage 6: the rules; start digits and beat constants ---------------------------
+        # -- stage 7: the rules, the box's bytes in pieces, place values -------------------
+        rules = rule_list(r.d, r.request, r.extents, r.slot_valid, config)
+        r = register(7, **request_of(r), d=r.d, room=r.room, radices=r.radices, units_last=r.units_last,
+                     broken=Cat(condition for condition, _ in rules),
+                     # registered straight out of the multipliers: a DSP block's routing
+                     # in and out is most of a stage (docs/fpga.md, "Clock speed")
+                     box_terms=partial_products(r.rows, r.d.row_pitch, BOX_BYTES_WIDTH),
+                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+                     prefixes=place_values(m, r.saturated, config.lanes),
+                     pixel_roles=self._pixel_roles(r.d, r.request))
+
+        # -- stage 8: the job set-up; each group's first broken rule; SMEM_BOUNDS ----------
         job = Signal.like(self.job.payload)
-        rules = rule_list(d, req, extents, slot_valid, config)
-        broken = Cat(condition for condition, _ in rules)
-        span = sum_terms(span_terms, SPAN_WIDTH)
-        box_bytes = sum_terms(box_terms, BOX_BYTES_WIDTH)
-        self._job_setup(m, job, d, req, radices, prefixes)
-        s = stage[6]
-        valid, req, d = s(valid, "valid"), s(req, "request"), s(d, "d")
-        span, broken = s(span, "span"), s(broken, "broken")
-        box_bytes, room, job = s(box_bytes, "box_bytes"), s(room, "room"), s(job, "job")
+        self._job_setup(m, job, r.d, r.request, r.radices, r.prefixes, r.units_last, r.pixel_roles)
+        codes = [code for _, code in rules]
+        groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(rules)))])
+                  for start in range(0, len(rules), RULE_GROUP)]
+        box_bytes = sum_terms(r.box_terms, BOX_BYTES_WIDTH)
+        r = register(8, valid=r.valid, job=job, groups=groups,
+                     overflows=smem_overflows(r.request, box_bytes, r.room), box_bytes=box_bytes,
+                     beats=((box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
+                     wraps=address_wraps(sum_terms(r.span_terms, SPAN_WIDTH).as_signed(), config))
 
-        # -- stage 7: the first broken rule, into the job register --------------------------
-        any_broken, first_code = first_broken([(broken[i], code) for i, (_, code) in enumerate(rules)])
-        overflows = smem_overflows(req, box_bytes, room)
-        wraps = address_wraps(d, span, config)
+        # -- stage 9: the first broken rule, into the job register --------------------------
+        any_broken, first_code = first_broken(r.groups)
         code = Mux(any_broken, first_code,
-                   Mux(overflows, ErrorCode.SMEM_BOUNDS, Mux(wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
-        ok = ~any_broken & ~overflows & ~wraps
-        beats = ((box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1)
+                   Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
+        ok = ~any_broken & ~r.overflows & ~r.wraps
         with m.If(advance):
-            m.d.sync += [self.job.valid.eq(valid), self.job.payload.eq(job),
+            m.d.sync += [self.job.valid.eq(r.valid), self.job.payload.eq(r.job),
                          self.job.payload.code.eq(code),
-                         self.job.payload.transaction_bytes.eq(Mux(ok, box_bytes, 0)),
-                         self.job.payload.beats.eq(Mux(ok, beats, 1))]
+                         self.job.payload.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
+                         self.job.payload.beats.eq(Mux(ok, r.beats, 1))]
         return m
 
-    def _job_setup(self, m, job, d, req, radices, prefixes):
+    def _job_setup(self, m, job, d, req, radices, prefixes, units_last, roles):
         """The job's walk (radices, start and step digits, pixel walk) and beat constants,
         from the decoded descriptor and the request."""
         config = self.config
@@ -216,13 +229,11 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             for i in range(DIGITS):
                 m.d.comb += job.lane_digits[lane][i].eq(digits[i])
-        self._pixel_walk(m, job.pixels, d, req, pixel_mode)
+        self._pixel_walk(m, job.pixels, d, req, roles)
 
         beat = job.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
-        units_per_row = d.row_values >> d.values_per_unit_log2
-        units_per_chunk = 16 >> d.unit_smem_bytes_log2
-        units_last = units_per_row - (d.row_chunks - 1) * units_per_chunk
+        value_step = d.step0 << d.values_per_unit_log2
         for i in range(5):
             used = Mux(gather, i < 5, d.in_rank[i])
             m.d.comb += [
@@ -234,18 +245,18 @@ class FrontEnd(wiring.Component):
         m.d.comb += [
             beat.base.eq(d.global_address),
             beat.smem_base.eq(Mux(prefetch, 0, req.smem_address)),
-            beat.swizzle.eq(Mux(prefetch, 0, swizzle_value(d))),
-            beat.units_per_chunk.eq(units_per_chunk),
+            beat.swizzle.eq(Mux(prefetch, 0, d.swizzle)),
+            beat.units_per_chunk.eq(Const(1, 5) << d.units_per_chunk_log2),
             beat.units_last.eq(units_last),
-            beat.value_step.eq(d.step0 << d.values_per_unit_log2),
+            beat.value_step.eq(value_step),
             beat.values_per_unit_log2.eq(d.values_per_unit_log2),
             beat.unit_global_bytes.eq(d.unit_global_bytes),
             beat.last_chunk.eq(d.row_chunks - 1),
-            beat.chunk_values.eq(units_per_chunk * (d.step0 << d.values_per_unit_log2)),
+            beat.chunk_values.eq(value_step << d.units_per_chunk_log2),
             beat.gather.eq(gather),
             beat.pixel_mode.eq(pixel_mode),
             beat.prefetch.eq(prefetch),
-            beat.element_pitch.eq(d.unit_global_bytes * d.step0),
+            beat.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),
             beat.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
                              Mux(d.fill_nan, Fill.NAN, Fill.ZERO))),
             beat.request_id.eq(req.request_id),
@@ -255,36 +266,47 @@ class FrontEnd(wiring.Component):
         ]
 
     @staticmethod
-    def _pixel_walk(m, walk, d, req, pixel_mode):
-        """The job's pixel walk (``pixel_walk_layout``) from PTX 5.5.4 / 5.5.5: im2col walks
-        the rank - 2 spatial dimensions, im2col::w and ::w::128 only W; N (the last
+    def _pixel_roles(d, req):
+        """What each of dimensions 1..4 does in the pixel walk (PTX 5.5.4 / 5.5.5): im2col
+        walks the rank - 2 spatial dimensions, im2col::w and ::w::128 only W; N (the last
         dimension) counts the carries; the im2col offsets (loads) or wOffset shift the
-        walked positions, their range and their start alike."""
+        walked positions. Decided a stage before the job set-up adds the offsets."""
         mode = req.mode.as_value()
         im2col = mode == AccessMode.IM2COL
+        _, pixel_mode = mode_kinds(req)
         op = req.operation.as_value()
         offsets_apply = im2col & ((op == Operation.LOAD) | (op == Operation.PREFETCH))
         spatial = Mux(im2col, d.rank - 2, 1)
+        walks = [pixel_mode & (spatial >= i) for i in range(1, 5)]
+        offsets = []
+        for i in range(1, SPATIAL + 1):
+            offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
+            if i == 1:
+                offset = Mux(im2col, offset, req.w_offset)
+            offsets.append(Mux(walks[i - 1], offset, 0))
+        return SimpleNamespace(walks=walks, counts=[pixel_mode & (d.rank - 1 == i) for i in range(1, 5)],
+                               offsets=offsets)
+
+    @staticmethod
+    def _pixel_walk(m, walk, d, req, roles):
+        """The job's pixel walk (``pixel_walk_layout``): the roles (:meth:`_pixel_roles`)
+        and the walked positions, their range and their start, shifted alike by the
+        offsets."""
+        mode = req.mode.as_value()
         for i in range(1, 5):
-            walks = pixel_mode & (spatial >= i)
-            counts = pixel_mode & (d.rank - 1 == i)
             start = Mux(d.in_rank[i], req.coordinates[i], 0)
             if i <= SPATIAL:
-                offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
-                if i == 1:
-                    offset = Mux(im2col, offset, req.w_offset)
-                offset = Mux(walks, offset, 0)
+                offset = roles.offsets[i - 1]
                 start = start + offset
-                end = d.dims[i] + d.upper_corner[i - 1] + offset
                 m.d.comb += [walk.low[i - 1].eq(d.lower_corner[i - 1] + offset),
-                             walk.limit[i - 1].eq(end - d.element_strides[i])]
+                             walk.limit[i - 1].eq(d.end_less_stride[i - 1] + offset)]
             m.d.comb += [
                 walk.start[i - 1].eq(start),
-                walk.stride[i - 1].eq(Mux(counts, 1, d.element_strides[i])),
-                walk.walks[i - 1].eq(walks),
-                walk.counts[i - 1].eq(counts),
+                walk.stride[i - 1].eq(Mux(roles.counts[i - 1], 1, d.element_strides[i])),
+                walk.walks[i - 1].eq(roles.walks[i - 1]),
+                walk.counts[i - 1].eq(roles.counts[i - 1]),
             ]
         m.d.comb += [
-            walk.halo.eq(Mux(im2col, 0, req.w_halo)),
+            walk.halo.eq(Mux(mode == AccessMode.IM2COL, 0, req.w_halo)),
             walk.group_last.eq(Mux(mode == AccessMode.IM2COL_W_128, W128_GROUP - 1, d.pixels - 1)),
         ]

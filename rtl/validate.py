@@ -28,19 +28,11 @@ from .arith import partial_products
 from .decode import type_table
 
 __all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps",
-           "first_broken", "swizzle_value", "smem_alignment_log2"]
+           "first_broken", "smem_alignment_log2"]
 
 #: Bits of the tensor's last byte and of the stride extents: a 40-bit stride times a
 #: 32-bit count.
 SPAN_WIDTH = 72
-
-
-def swizzle_value(d):
-    """The driver's ``CUtensorMapSwizzle`` number of the stored (mode, atomicity) pair
-    (96B as 7), for rules written in its terms."""
-    mode, atom = d.swizzle_mode, d.swizzle_atomicity
-    return Mux(mode == SwizzleMode.B96, Swizzle.B96,
-               Mux(mode == SwizzleMode.B128, Swizzle.B128 + atom, mode))
 
 
 def smem_alignment_log2(swizzle):
@@ -66,7 +58,7 @@ def product_terms(d):
     stride[i-1]`` for dimensions i = 1..4 (0 past the rank), one list per dimension:
     summed, term i plus ``stride[i-1]`` is the extent ``dim[i] * stride[i-1]``, and the
     four plus ``dim0_bytes - 1`` are the tensor's last byte."""
-    return [partial_products(Mux(d.in_rank[i], d.dims[i] - 1, 0)[:32], d.strides[i - 1], SPAN_WIDTH)
+    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH)
             for i in range(1, 5)]
 
 
@@ -81,7 +73,7 @@ def rule_list(d, req, extents, slot_valid, config):
 
     rank = d.rank
     align16b = _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
-    swizzle = swizzle_value(d)
+    swizzle = d.swizzle
 
     rule(~slot_valid, ErrorCode.SLOT_INVALID)
     # -- decoding the image (model/layout.py tensor_map_from_fields) ----------------------
@@ -108,7 +100,7 @@ def rule_list(d, req, extents, slot_valid, config):
         if i < 3:
             extent = extents[i]
     # tiled boxes
-    inner_bits = Mux(d.padded, d.box[0] << 3, d.box[0] * d.bits)
+    inner_bits = Mux(d.padded, d.box[0] << 3, d.box_bits)
     rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
     rule(d.tiled & (d.interleave == Interleave.NONE) & (inner_bits[:7] != 0), ErrorCode.BOX_INNER_BYTES)
     # im2col maps: corners in the rank's range, then a box of non-zero area
@@ -121,10 +113,9 @@ def rule_list(d, req, extents, slot_valid, config):
                 broken = broken | ((rank == r) & ((value < low) | (value > high)))
             rule(d.im2col & (corners > i) & broken, ErrorCode.CORNER_RANGE)
     for i in range(3):
-        area = d.dims[i + 1].as_signed() + d.upper_corner[i] - d.lower_corner[i]
-        rule(~d.tiled & (corners > i) & (area <= 0), ErrorCode.CORNER_AREA)
+        rule(~d.tiled & (corners > i) & (d.corner_area[i] <= 0), ErrorCode.CORNER_AREA)
     rule(~d.tiled & align16b & (d.channels != 128), ErrorCode.CHANNELS_RANGE)
-    rule(~d.tiled & (d.interleave == Interleave.NONE) & ~d.padded & ((d.channels * d.bits)[:7] != 0),
+    rule(~d.tiled & (d.interleave == Interleave.NONE) & ~d.padded & (d.channel_bits[:7] != 0),
          ErrorCode.BOX_INNER_BYTES)
     rule(d.wide & (d.interleave != Interleave.NONE), ErrorCode.WIDE_INTERLEAVE)
     rule(d.wide & ~_in_set(swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
@@ -215,19 +206,22 @@ def smem_overflows(req, box_bytes, room):
     return (req.operation.as_value() != Operation.PREFETCH) & (room.past | (box_bytes > room.bytes))
 
 
-def address_wraps(d, span, config):
-    """The last rule: the tensor's last byte, ``global address + span``, is past
-    ``2**address_width`` (code ADDRESS_WRAP): ``span`` is more than the addresses left
-    above the base, ``2**address_width - 1 - address``, which is the address inverted."""
-    return span > ~d.global_address[:config.address_width]
+def address_wraps(last_byte, config):
+    """The last rule: the tensor's last byte, ``global address + span`` (``span``: the
+    four products plus ``dim0_bytes - 1``, at least -1), is at or past
+    ``2**address_width`` (code ADDRESS_WRAP). ``last_byte`` is that sum, signed, as
+    :data:`SPAN_WIDTH` bits: the rule is broken when it is not negative and has a bit set
+    from ``address_width`` up, which takes a few levels of logic and no compare."""
+    return ~last_byte[SPAN_WIDTH - 1] & (last_byte[config.address_width:SPAN_WIDTH - 1] != 0)
 
 
 def first_broken(rules):
     """(any rule broken, the code of the first broken one): halves of the list decided
-    separately and joined, the earlier half winning, so the depth is log2(rules)."""
+    separately and joined, the earlier half winning, so the depth is log2(rules). A code
+    is a constant or a value (a group's first code, decided a stage earlier)."""
     if len(rules) == 1:
         condition, code = rules[0]
-        return condition, Const(code, 8)
+        return condition, Const(code, 8) if isinstance(code, int) else code
     middle = len(rules) // 2
     early_broken, early_code = first_broken(rules[:middle])
     late_broken, late_code = first_broken(rules[middle:])
