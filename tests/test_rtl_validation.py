@@ -149,3 +149,15 @@ def test_every_rule_through_the_rtl(part):
     result = run_pysim(Scenario(CONFIG, images, valid, requests, names=names))
     assert [status for _, status, _ in result.completions] == [
         status for _, _, _, code in cases for status in (code, ErrorCode.OK)]
+
+
+def test_im2col_dimension_of_two_to_the_32_is_legal():
+    """A dimension of 2^32 (the largest the driver allows) is not negative: its range of
+    positions ``dims + upper - lower`` is positive, so the map breaks no rule (CORNER_AREA
+    included) and the load completes with its beats, in lockstep with the model."""
+    image = encode_descriptor(encode_im2col(DataType.FLOAT16, 3, 0x1000, [8, 1 << 32, 1], [16, 1 << 36], [-1], [-1],
+                                            8, 8, [1, 1, 1]))
+    request = fields_from_request(load((0, 0, 0), mode=AccessMode.IM2COL, im2col_offsets=(0,), smem_address=0x100), 0)
+    assert complete(image, request, CONFIG).status == ErrorCode.OK
+    result = run_pysim(Scenario(CONFIG, {0: image}, 1, [request]))
+    assert [status for _, status, _ in result.completions] == [ErrorCode.OK]
