@@ -146,7 +146,11 @@ class DescriptorFile(wiring.Component):
             write.addr.eq(slot),
             write.data.eq(bus.dat_w.replicate(WORDS_PER_SLOT)),
         ]
-        m.d.sync += [bus.ack.eq(0), bus.err.eq(0)]
+        # the response, registered below; it is gated by the response already given apart
+        # from the decode, so that Yosys does not fold a flip-flop's own output into its
+        # synchronous reset (a loop through the reset input that ABC9 cannot map)
+        ack, err = Signal(), Signal()
+        m.d.sync += [bus.ack.eq(ack & ~bus.ack & ~bus.err), bus.err.eq(err & ~bus.ack & ~bus.err)]
 
         def reg(name):
             return byte_addr == _BY_NAME[name].offset
@@ -159,7 +163,7 @@ class DescriptorFile(wiring.Component):
         with m.If(start):
             m.d.sync += [read_slot.eq(0), word_reg.eq(word)]
             with m.If(in_slots):
-                m.d.sync += bus.ack.eq(1)
+                m.d.comb += ack.eq(1)
                 with m.If(bus.we):
                     m.d.comb += write.en.eq(bus.sel << (4 * word))
                     m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << slot))
@@ -168,20 +172,21 @@ class DescriptorFile(wiring.Component):
                     m.d.sync += read_slot.eq(1)
             with m.Elif(bus.we):
                 with m.If(reg("STATUS")):
-                    m.d.sync += bus.ack.eq(1)
+                    m.d.comb += ack.eq(1)
                     with m.If(bus.sel[0] & bus.dat_w[0]):
                         m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0)]
                 with m.Elif(reg("SLOT_VALID")):
-                    m.d.sync += [bus.ack.eq(1), slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))]
+                    m.d.comb += ack.eq(1)
+                    m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))
                 with m.Else():
-                    m.d.sync += bus.err.eq(1)           # read-only or unmapped
+                    m.d.comb += err.eq(1)               # read-only or unmapped
             with m.Else():
                 # the offsets are distinct, so at most one register is hit: an AND-OR
                 # multiplexer, with no priority chain behind it
                 hits = [(reg(register), value) for register, value in values.items()]
                 known = Cat(hit for hit, _ in hits).any()
-                m.d.sync += [bus.ack.eq(known), bus.err.eq(~known),
-                             read_value.eq(reduce(operator.or_, (Mux(hit, value, 0) for hit, value in hits)))]
+                m.d.comb += [ack.eq(known), err.eq(~known)]
+                m.d.sync += read_value.eq(reduce(operator.or_, (Mux(hit, value, 0) for hit, value in hits)))
         m.d.comb += bus.dat_r.eq(Mux(read_slot, bus_read.data.word_select(word_reg, 32), read_value))
 
         # -- status: every completion counts; a rejection sets the sticky error -----------
