@@ -4,7 +4,12 @@ From the descriptor's stored fields (docs/descriptor.md) this builds, as combina
 logic, what PTX section 5.5 and REFERENCE.md section 1 define: the rank, the element
 type's sizes (section 5.5.1, sub-byte types 5.5.1.1), the dimensions and strides in their
 natural units, the elements traversed per dimension (``ceil(box / element stride)``,
-5.5.3.2), the shared-memory row of the box and its pitch, and the box's byte count.
+5.5.3.2), the shared-memory row of the box and its pitch, and the box's row count.
+
+It comes in four layers (:func:`decode_fields`, :func:`decode_counts`,
+:func:`decode_rows`, :func:`decode_row_bytes`), each taking the namespace the one
+before it returned and adding to it, each at most one carry chain, one small shifter or
+one 18x18 multiply deep, so that the front end registers the namespace between them.
 
 The element-type table is spec data (model/types.py ``TYPE_INFO``) and is read from
 there; everything else is computed here, independently of the golden model.
@@ -17,8 +22,7 @@ from amaranth.hdl import Array, Const, Mux, Cat
 from ..model.types import TYPE_INFO, Interleave, MapKind, SwizzleMode, Swizzle
 from .arith import ceil_div_operands, reciprocal_quotient, RECIPROCAL_SHIFT
 
-__all__ = ["decode_descriptor", "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "LAYERS",
-           "type_table", "swizzle_value"]
+__all__ = ["decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value"]
 
 
 def type_table(attribute, width):
@@ -38,19 +42,6 @@ def swizzle_value(d):
     mode, atom = d.swizzle_mode, d.swizzle_atomicity
     return Mux(mode == SwizzleMode.B96, Swizzle.B96,
                Mux(mode == SwizzleMode.B128, Swizzle.B128 + atom, mode))
-
-
-def decode_descriptor(desc, stage=lambda d, layer: d):
-    """Quantities of a descriptor view ``desc`` (``DescriptorLayout``), as a namespace of
-    Amaranth values, computed in the four layers of :data:`LAYERS`, each at most one
-    carry chain, one small shifter or one 18x18 multiply deep. ``stage(d, layer)`` is
-    called after each (layer 1..4) and returns the namespace the next layer reads:
-    registered by a pipeline (:class:`.pipeline.Stage`), or ``d`` itself for one
-    combinational decode."""
-    d = desc
-    for number, layer in enumerate(LAYERS, 1):
-        d = stage(layer(d), number)
-    return d
 
 
 def decode_fields(desc):
@@ -140,7 +131,3 @@ def decode_row_bytes(d):
     d.box_rows_tiled = d.rows_12 * d.rows_34
     d.dim0_last = (d.dim0_bytes - 1).as_signed()
     return d
-
-
-#: The decode's layers, in order; a pipeline registers the namespace between them.
-LAYERS = (decode_fields, decode_counts, decode_rows, decode_row_bytes)

@@ -18,8 +18,9 @@ chain, one small shifter or one multiplier behind a few levels of logic (docs/fp
    radix's place values;
 8. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
    first broken rule of each group of :data:`RULE_GROUP`; the box's byte count and
-   SMEM_BOUNDS;
-9. the first broken group's rule, or ADDRESS_WRAP, the last rule: the job register.
+   SMEM_BOUNDS; the tensor's last byte and ADDRESS_WRAP, a test of its high bits;
+9. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
+   the job register.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
