@@ -27,11 +27,11 @@ def main():
         results = list(pool.map(synthesize, configs, [args.device] * len(configs),
                                 [not args.no_place] * len(configs)))
     print(f"{'lanes':>5} {'slots':>5} {'device':>6} {'LUT4':>7} {'FF':>7} {'DSP':>4} {'EBR':>4} {'LUTRAM':>6} "
-          f"{'Fmax MHz':>9} {'target':>7} {'tool s':>7}  critical path")
+          f"{'Fmax MHz':>9} {'target':>7} {'tool s':>7} {'mapper':>6}  critical path")
     for config, r in zip(configs, results):
         fmax = "-" if r.fmax_mhz is None else f"{r.fmax_mhz:.2f}"
         print(f"{config.lanes:>5} {config.slots:>5} {r.device:>6} {r.luts:>7} {r.flip_flops:>7} {r.dsps:>4} "
-              f"{r.block_rams:>4} {r.lutram_ports:>6} {fmax:>9} {TARGET_MHZ:>7} {r.seconds:>7.0f}  "
+              f"{r.block_rams:>4} {r.lutram_ports:>6} {fmax:>9} {TARGET_MHZ:>7} {r.seconds:>7.0f} {r.mapper:>6}  "
               f"{r.critical_path or '-'}{'' if r.fits else '  (did not fit)'}")
 
 

@@ -32,14 +32,26 @@ from .model.config import UnitConfig
 from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
-__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION"]
+__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS"]
 
 #: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
 #: in a CABGA381 package (ULX3S schematics, radiona.org).
 DEVICES = {"25k": "CABGA381", "45k": "CABGA381", "85k": "CABGA381"}
 
 #: Bump when the flow's steps change, so cached figures from an older flow are not reused.
-FLOW_VERSION = 2
+FLOW_VERSION = 3
+
+#: Yosys scripts that map the unit to ECP5 cells, tried in order: ``synth_ecp5`` as the
+#: board build runs it (LUTs mapped by ABC9), then the same with the LUT mapping done by
+#: classic ABC. YoWASP's ABC9 sometimes ends Yosys without a message after mapping a
+#: netlist (which ones depends on the netlist and the Yosys version: 0.70 stops on the
+#: lanes-1 unit, 0.69 on lanes 2, 4 and 8; docs/fpga.md), so a sweep falls back rather
+#: than stop; the result says which mapper it took.
+LUT_MAPPERS = {
+    "abc9": "synth_ecp5 -top tma_unit",
+    "abc": ("synth_ecp5 -top tma_unit -run :map_luts; techmap -map +/lattice/latches_map.v; "
+            "abc -lut 4 -dress; clean; synth_ecp5 -top tma_unit -run map_cells:"),
+}
 
 TARGET_MHZ = 100
 
@@ -56,6 +68,7 @@ class SynthesisResult:
     critical_path: str              # "first cell -> last cell" of the slowest path ("" unplaced)
     fits: bool
     seconds: float                  # tool time when it was computed (cached runs report it too)
+    mapper: str = "abc9"            # the LUT mapper that synthesized it (LUT_MAPPERS)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,8 +110,13 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
         (work / "top.il").write_text(text)
         # the YoWASP tools run sandboxed in their working directory: relative paths only
         run = dict(cwd=work, check=True, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        subprocess.run([yosys, "-q", "-p", "read_rtlil top.il; synth_ecp5 -top tma_unit -json top.json; "
-                        "tee -o stat.json stat -json"], **run)
+        for mapper, script in LUT_MAPPERS.items():
+            done = subprocess.run([yosys, "-q", "-p", f"read_rtlil top.il; {script}; write_json top.json; "
+                                   "tee -o stat.json stat -json"], **{**run, "check": False})
+            if done.returncode == 0:
+                break
+        else:
+            raise RuntimeError(f"Yosys could not synthesize {config} with any LUT mapper ({', '.join(LUT_MAPPERS)})")
         if place:
             pnr = subprocess.run([nextpnr, f"--{device}", "--package", DEVICES[device], "--json", "top.json",
                                   "--out-of-context", "--freq", str(TARGET_MHZ), "--timing-allow-fail",
@@ -116,10 +134,10 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
             result = SynthesisResult(device, _utilization(report, "TRELLIS_COMB"), _utilization(report, "TRELLIS_FF"),
                                      _utilization(report, "MULT18X18D"), _utilization(report, "DP16KD"),
                                      _utilization(report, "TRELLIS_RAMW"), fmax, path, fits,
-                                     round(time.perf_counter() - start, 1))
+                                     round(time.perf_counter() - start, 1), mapper)
         else:
             result = _from_stat(device, json.loads(_json_part((work / "stat.json").read_text())),
-                                round(time.perf_counter() - start, 1))
+                                round(time.perf_counter() - start, 1), mapper)
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result.to_dict()))
     return result
@@ -129,10 +147,10 @@ def _json_part(text: str) -> str:
     return text[text.index("{"):]
 
 
-def _from_stat(device: str, stat: dict, seconds: float) -> SynthesisResult:
+def _from_stat(device: str, stat: dict, seconds: float, mapper: str) -> SynthesisResult:
     """Figures from Yosys's ``stat -json`` alone (before packing: a LUT4 per LUT, FFs as cells)."""
     cells = stat["design"]["num_cells_by_type"]
     count = lambda *names: sum(int(cells.get(n, 0)) for n in names)
     flip_flops = sum(int(v) for k, v in cells.items() if k.startswith("TRELLIS_FF"))
     return SynthesisResult(device, count("LUT4") + 2 * count("CCU2C"), flip_flops, count("MULT18X18D"),
-                           count("DP16KD"), count("TRELLIS_DPR16X4"), None, "", True, seconds)
+                           count("DP16KD"), count("TRELLIS_DPR16X4"), None, "", True, seconds, mapper)

@@ -5,6 +5,7 @@ without running the tools again."""
 import time
 
 from tma_unit.model.config import UnitConfig
+from tma_unit import synth
 from tma_unit.synth import synthesize
 
 
@@ -22,3 +23,14 @@ def test_synthesis_figures_and_cache(tmp_path, monkeypatch):
     again = synthesize(config, place=False)
     assert again == first
     assert time.perf_counter() - start < first.seconds / 2
+
+
+def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
+    """When Yosys stops on the first LUT mapper's script, the next one synthesizes the
+    unit, and the result names it."""
+    monkeypatch.setenv("TMA_UNIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(synth, "LUT_MAPPERS", {"broken": "synth_ecp5 -top no_such_module",
+                                               "abc": synth.LUT_MAPPERS["abc"]})
+    result = synthesize(UnitConfig(lanes=1, slots=2), place=False)
+    assert result.mapper == "abc"
+    assert result.luts > 1000 and result.flip_flops > 1000 and result.dsps > 0
