@@ -5,30 +5,39 @@ not from its output; tests/test_timing.py checks it against the RTL cycle for cy
 
 The structure it models:
 
-* the front end is a chain of ``FRONT_END_STAGES`` registers that moves when its last
-  register (the job) is empty or taken; a request is accepted in a cycle it moves;
-* the walker holds one job; it emits one record per pipeline step (a beat of ``lanes``
-  chunks, or, for a rejected request, a single record without a beat) and takes the next
-  job in the step that emits the current job's last record;
-* behind the walker, ``BACK_END_STAGES`` registers (the walker's output register and
-  datapath stages A, B and the output) move together in a step: in every cycle whose
-  output register is empty, holds a record without a beat, or holds a beat that is taken
-  (ready high);
-* a completion is written to the completion FIFO when its job's last record leaves, and
-  is offered ``COMPLETION_LATENCY`` cycles later (the completion stream is always ready
-  in a run).
+* the front end is a chain of ``FRONT_END_STAGES`` registers, the last the job register,
+  with a skid register beside it; the stages before the job register move in every cycle
+  the skid is empty, and a request is accepted in a cycle they move; the job register
+  takes the skid's job, else the stages' last, whenever it is empty or taken; when it is
+  held while the stages move, their last goes into the skid;
+* the walker holds one job; in every cycle it holds a credit it emits one record (a beat
+  of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
+  takes the next job in the cycle that emits the current job's last record;
+* behind the walker, ``BACK_END_STAGES`` steps that never stall: the walk register,
+  datapath stages A0..B2, then the beat queue of ``BEAT_QUEUE`` entries, whose head is
+  the beat stream; the head leaves when it is taken (ready high), or at once if it has
+  no beat;
+* the credit for the next cycle is a register: it is given when the records in stages
+  A0..B2 and in the queue after this cycle, plus one for this cycle's credit (the record
+  it may have put in the walk register), are fewer than ``BEAT_QUEUE``;
+* a completion is written to the completion FIFO when its job's last record leaves the
+  queue, and is offered ``COMPLETION_LATENCY`` cycles later (the completion stream is
+  always ready in a run).
 
 The same conventions as the compiled run loop (sim/native.py): cycle 0 is the first cycle
 of the run; request ``i`` is offered after ``gaps[i]`` idle cycles counted from the cycle
 after request ``i - 1`` was taken; the beat stream is ready in cycle ``c`` when
 ``ready[c % len(ready)]``. A run ends in the cycle after the last completion.
 
-Speed: a long job in steady state (every back-end register holding a beat, the front end
-frozen behind a full job register or idle) is stepped over in one move, with the cycles
-of its beats read from the ready pattern's prefix counts, so the cost is per job, not per
-cycle (bench/timing_speed.py).
+Speed: a long job in steady state (its records alone behind the walker, the front end
+unchanging) repeats its state every period of the ready pattern, each period taking a
+beat in every high cycle; once a period is seen to repeat, the stretch is stepped over in
+one move to where the job ends or a request arrives, with the cycles of its beats read
+from the ready pattern's prefix counts, so the cost is per job, not per cycle
+(bench/timing_speed.py).
 """
 
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,14 +46,19 @@ from .config import UnitConfig
 from .unit import check
 from .types import CHUNK_BYTES
 
-__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
+__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "BEAT_QUEUE", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
            "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
 #: products and rows, box bytes and radices, rules, the first broken rule (the job).
 FRONT_END_STAGES = 9
-#: Registers from the walker to the beat stream: walk, datapath A1, A2, B1, B2, output.
+#: Steps from the walker to the beat stream: the walk register, datapath A0, A1, A2, B1,
+#: B2, and the beat queue (first word fall-through: an entry is at its head the cycle
+#: after it is written).
 BACK_END_STAGES = 7
+#: Entries of the beat queue; the walker emits a record only when the records behind it
+#: leave room in the queue for one more.
+BEAT_QUEUE = 16
 #: Cycles from the last record leaving to its completion being offered: Amaranth's
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).
@@ -130,64 +144,84 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
 
     next_request = 0
     wait = gaps[0] if count else 0
-    front = [None] * FRONT_END_STAGES        # request index or None; front[-1] is the job register
-    back = [None] * BACK_END_STAGES          # (job, is_beat, last) or None; back[-1] is the output
+    stages = [None] * (FRONT_END_STAGES - 1)    # request index or None, before the job register
+    job_register = skid = None
+    # behind the walker: the walk register and stages A0..B2 (a record: (job, is_beat,
+    # last) or None), then the beat queue
+    pipe = [None] * (BACK_END_STAGES - 1)
+    queue = deque()
+    issue = True
     busy, job, left, job_beats = False, 0, 0, False
+    anchor = None       # (cycle, state) where a steady stretch may have begun
     cycle = 0
     while completed < count and cycle < max_cycles:
-        # -- a steady stretch in one move: every back-end register holds a beat and the walker
-        #    has more than one record left, so each step is a ready cycle that takes a beat;
-        #    the front end must not change meanwhile (frozen behind a full job register, or
-        #    empty with no request offered before the stretch ends)
-        if skip and busy and job_beats and left > 1 and all(r is not None and r[1] for r in back):
-            steps = left - 1
-            if front[-1] is None:
-                if any(f is not None for f in front[:-1]) or (next_request < count and wait == 0):
-                    steps = 0
-                elif next_request < count:
-                    steps = min(steps, ready.count_before(cycle + wait) - ready.count_before(cycle))
-            if steps > 0:
-                first = ready.count_before(cycle)
-                for k, record in enumerate(reversed(back[-min(steps, BACK_END_STAGES):])):
-                    runs.append((first + k, 1, record[0]))
-                    if record[2]:
-                        completion_cycles[record[0]] = ready.nth_high(first + k) + COMPLETION_LATENCY
-                        completed += 1
-                if steps > BACK_END_STAGES:
-                    runs.append((first + BACK_END_STAGES, steps - BACK_END_STAGES, job))
-                back = ([(job, True, False)] * min(steps, BACK_END_STAGES) + back)[:BACK_END_STAGES]
-                left -= steps
-                end = ready.nth_high(first + steps - 1) + 1
-                if next_request < count:
-                    wait = max(0, wait - (end - cycle))
-                cycle = end
-                continue
+        # -- a steady stretch: the walker in a long job whose records alone are behind it,
+        #    the front end unchanging; once the state repeats a ready period later, it
+        #    repeats for as many periods as the job lasts, each taking a beat in every high
+        #    cycle of the period
+        if skip:
+            steady = (busy and job_beats and left > 1 + ready.per_period
+                      and all(r is None or r == (job, True, False) for r in pipe)
+                      and all(r == (job, True, False) for r in queue))
+            front_still = skid is not None or (all(s is None for s in stages) and skid is None
+                                                and (next_request == count or wait > 0))
+            state = (tuple(r is None for r in pipe), len(queue), issue, skid is not None)
+            if not (steady and front_still):
+                anchor = None
+            elif anchor is None or cycle - anchor[0] > ready.period:
+                anchor = (cycle, state, left)
+            elif cycle - anchor[0] == ready.period:
+                periods = (left - 2) // ready.per_period
+                if skid is None and next_request < count:
+                    periods = min(periods, wait // ready.period)
+                if state == anchor[1] and anchor[2] - left == ready.per_period and periods > 0:
+                    first = ready.count_before(cycle)
+                    runs.append((first, periods * ready.per_period, job))
+                    left -= periods * ready.per_period
+                    cycle += periods * ready.period
+                    if next_request < count:
+                        wait = max(0, wait - periods * ready.period)
+                    anchor = None
+                    continue
+                anchor = (cycle, state, left)
 
         # -- one cycle
         offer = next_request < count and wait == 0
-        out = back[-1]
-        step = out is None or not out[1] or ready[cycle]
-        if out is not None and step:
-            if out[1]:
-                runs.append((ready.count_before(cycle), 1, out[0]))
-            if out[2]:
-                completion_cycles[out[0]] = cycle + COMPLETION_LATENCY
+        # the beat queue's head leaves when the stream takes it (a record without a beat
+        # leaves at once); its completion is queued as it leaves
+        if queue and (not queue[0][1] or ready[cycle]):
+            head = queue.popleft()
+            if head[1]:
+                runs.append((ready.count_before(cycle), 1, head[0]))
+            if head[2]:
+                completion_cycles[head[0]] = cycle + COMPLETION_LATENCY
                 completed += 1
-        job_ready = step and (not busy or left == 1)
-        front_moves = front[-1] is None or job_ready
-        taken = offer and front_moves
-        if step:
-            back = [(job, job_beats, left == 1) if busy else None] + back[:-1]
-            if job_ready:
-                incoming = front[-1]
-                busy = incoming is not None
-                if busy:
-                    job = incoming
-                    left, job_beats = records[incoming]
-            elif busy:
-                left -= 1
-        if front_moves:
-            front = [next_request if taken else None] + front[:-1]
+        # the walker emits a record when it holds a credit, and takes the next job with
+        # its current job's last record
+        job_ready = issue and (not busy or left == 1)
+        emitted = (job, job_beats, left == 1) if issue and busy else None
+        if pipe[-1] is not None:
+            queue.append(pipe[-1])
+        pipe = [emitted] + pipe[:-1]
+        # the credit for next cycle: the records in A0..B2 and the queue, with the one in
+        # the walk register counted as this cycle's credit, leave room for one more
+        issue = sum(r is not None for r in pipe[1:]) + len(queue) + issue < BEAT_QUEUE
+        if job_ready:
+            busy = job_register is not None
+            if busy:
+                job = job_register
+                left, job_beats = records[job]
+        elif emitted is not None:
+            left -= 1
+        # the front end: its stages move while the skid register is empty
+        advance = skid is None
+        taken = offer and advance
+        if job_register is None or job_ready:
+            job_register, skid = (skid, None) if skid is not None else (stages[-1], None)
+        elif advance:
+            skid = stages[-1]
+        if advance:
+            stages = [next_request if taken else None] + stages[:-1]
         if taken:
             next_request += 1
             wait = gaps[next_request] if next_request < count else 0

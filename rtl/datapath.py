@@ -18,19 +18,24 @@ B1, B2. the global address's adder tree, two levels a stage: base and the partia
     products, and from B2 on the dimension-0 offset (the first unit times its bytes,
     multiplied in B1); in B1 also the in-bounds bit of every unit, two compares of its
     offset (from the job alone) with the window;
-C.  the last addition, into the output register.
+C.  the last addition, into the beat queue.
 
-The whole pipeline moves one step when the output register is free or being taken
-(``advance``); the output's valid is a register, never a function of its ready. Each
-job's completion rides with its last beat (or alone, for a rejected request) and is
-queued for the completion stream when that beat leaves.
+The stages never stall: they move every cycle, and the walker emits a record only when
+the datapath holds a credit for it (``issue``, a register): the records between the
+walker and the beat stream never outnumber the queue's entries, so every record finds
+room when it arrives. The beat stream is the queue's head (first word fall-through, so
+a record reaches it in the cycle after stage B2, as an output register would); its
+valid never waits on its ready, and ``ready`` reaches nothing but the queue's read and
+the credit count. A backpressured stream therefore stops no stage and no enable (the
+clock's reason: docs/fpga.md). Each job's completion rides with its last beat (or alone,
+for a rejected request) and is queued for the completion stream when that beat leaves.
 """
 
 from types import SimpleNamespace
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, signed, unsigned
 from amaranth.lib import wiring, stream, data
-from amaranth.lib.fifo import SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
@@ -40,11 +45,26 @@ from .pipeline import Stage
 from .swizzle import swizzle_address
 from .walker import walk_layout, completion_info_layout
 
-__all__ = ["Datapath", "STAGES"]
+__all__ = ["Datapath", "STAGES", "BEAT_QUEUE", "queued_layout"]
 
-#: Registers from the walker's output to the beat stream, the walker's own included
-#: (the timing model's BACK_END_STAGES).
+#: Registers from the walker's output to the beat stream, the walker's own and the beat
+#: queue included (the timing model's BACK_END_STAGES).
 STAGES = 7
+#: Entries of the beat queue (the timing model's BEAT_QUEUE): at least the records that
+#: can be on their way to it when its head stops (the walk register, five stages, the
+#: record the walker emits, the one it may emit), twice that so that a run of ready
+#: cycles after a stop finds beats waiting; 16 is also the depth of the ECP5's LUT RAM.
+BEAT_QUEUE = 16
+
+
+def queued_layout(config: UnitConfig) -> data.StructLayout:
+    """An entry of the beat queue: a record's beat, or its completion alone."""
+    return data.StructLayout({
+        "beat": beat_layout(config),
+        "is_beat": 1,
+        "has_completion": 1,
+        "completion": completion_info_layout(config),
+    })
 
 
 #: More than any unit's offset from its chunk's first value (``u * value_step``: at most
@@ -83,8 +103,9 @@ class Datapath(wiring.Component):
     -----
     walk, walk_valid : in
         The walker's output register.
-    advance : out
-        The pipeline moves this cycle (the walker steps with it).
+    issue : out
+        The walker may emit a record this cycle: there is room for it in the beat queue
+        (a register).
     beats : stream out (``beat_layout``)
     completions : stream out (``CompletionLayout``)
     in_flight : out
@@ -98,7 +119,7 @@ class Datapath(wiring.Component):
         super().__init__({
             "walk": In(walk_layout(config)),
             "walk_valid": In(1),
-            "advance": Out(1),
+            "issue": Out(1, init=1),
             "beats": Out(stream.Signature(beat_layout(config))),
             "completions": Out(stream.Signature(CompletionLayout)),
             "in_flight": Out(1),
@@ -111,13 +132,11 @@ class Datapath(wiring.Component):
         m = Module()
         config = self.config
         width = config.address_width
-        advance = self.advance
         walk = self.walk
-        stage = {name: Stage(m, advance, name) for name in ("a0", "a1", "a2", "b1", "b2")}
+        stage = {name: Stage(m, None, name) for name in ("a0", "a1", "a2", "b1", "b2")}
         # what every stage passes on: the record's control bits and the job's constants
         ctl = SimpleNamespace(valid=self.walk_valid, is_beat=walk.is_beat, last=walk.last, beat=walk.beat,
                               has_completion=walk.has_completion, completion=walk.completion)
-        valids = []
 
         # -- stage A0: the digits' products ----------------------------------------------
         beat = walk.beat
@@ -132,7 +151,6 @@ class Datapath(wiring.Component):
                 linear=walk.beat_index * config.lanes + j,          # the chunk's place in the box
             ))
         ctl, records = stage["a0"](ctl, "ctl"), stage["a0"](records, "lane")
-        valids.append(ctl.valid)
 
         # -- stage A1: coordinates -------------------------------------------------------
         beat = ctl.beat
@@ -158,7 +176,6 @@ class Datapath(wiring.Component):
                 smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:config.smem_address_width],
             ))
         ctl, lanes = stage["a1"](ctl, "ctl"), stage["a1"](lanes, "lane")
-        valids.append(ctl.valid)
 
         # -- stage A2: bounds, swizzle, partial products ---------------------------------
         beat = ctl.beat
@@ -179,7 +196,6 @@ class Datapath(wiring.Component):
         offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
         ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
         offsets = stage["a2"](offsets, "offset")
-        valids.append(ctl.valid)
 
         # -- stages B1, B2: the adder tree; in B1 the units' in-bounds mask and the offset
         # along dimension 0, a term of the tree from B2 on --------------------------------
@@ -196,55 +212,64 @@ class Datapath(wiring.Component):
                     del lane.dim0_offset
                 lane.terms = add_pairs(add_pairs(lane.terms, width), width)
             ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
-            valids.append(ctl.valid)
         assert all(len(lane.terms) <= 2 for lane in lanes), "the adder tree needs another stage"
 
-        # -- stage C: the global address, into the output register -------------------------
-        payload = self.beats.payload
-        out = SimpleNamespace(valid=Signal(), is_beat=Signal(), has_completion=Signal(),
-                              completion=Signal(completion_info_layout(config)))
-        with m.If(advance):
-            m.d.sync += [out.valid.eq(ctl.valid), out.is_beat.eq(ctl.is_beat),
-                         out.has_completion.eq(ctl.has_completion), out.completion.eq(ctl.completion)]
-            beat = ctl.beat
-            m.d.sync += [
-                payload.element_pitch.eq(beat.element_pitch),
-                payload.fill.eq(beat.fill),
-                payload.request_id.eq(beat.request_id),
-                payload.operation.eq(beat.operation),
-                payload.reduce_op.eq(beat.reduce_op),
-                payload.multicast_mask.eq(beat.multicast_mask),
-                payload.last.eq(ctl.last),
+        # -- stage C: the global address, into the beat queue -----------------------------
+        queued = Signal(queued_layout(config))
+        beat = ctl.beat
+        m.d.comb += [
+            queued.is_beat.eq(ctl.is_beat),
+            queued.has_completion.eq(ctl.has_completion),
+            queued.completion.eq(ctl.completion),
+            queued.beat.element_pitch.eq(beat.element_pitch),
+            queued.beat.fill.eq(beat.fill),
+            queued.beat.request_id.eq(beat.request_id),
+            queued.beat.operation.eq(beat.operation),
+            queued.beat.reduce_op.eq(beat.reduce_op),
+            queued.beat.multicast_mask.eq(beat.multicast_mask),
+            queued.beat.last.eq(ctl.last),
+        ]
+        for b, lane in zip(lanes, queued.beat.lanes):
+            m.d.comb += [
+                lane.valid.eq(b.alive),
+                lane.global_address.eq(sum_terms(b.terms, width)),
+                lane.global_length.eq(Mux(b.alive, b.length, 0)),
+                lane.smem_address.eq(b.smem_address),
+                lane.mask.eq(b.mask),
+                lane.units.eq(Mux(b.alive, b.units, 0)),
             ]
-            for b, lane in zip(lanes, payload.lanes):
-                m.d.sync += [
-                    lane.valid.eq(b.alive),
-                    lane.global_address.eq(sum_terms(b.terms, width)),
-                    lane.global_length.eq(Mux(b.alive, b.length, 0)),
-                    lane.smem_address.eq(b.smem_address),
-                    lane.mask.eq(b.mask),
-                    lane.units.eq(Mux(b.alive, b.units, 0)),
-                ]
+        m.submodules.queue = queue = SyncFIFO(width=queued.shape().size, depth=BEAT_QUEUE)
+        head = data.View(queued_layout(config), queue.r_data)
+        m.d.comb += [queue.w_data.eq(queued), queue.w_en.eq(ctl.valid)]
 
-        # -- output and completions ------------------------------------------------------
+        # -- the queue's head: beats and completions -------------------------------------
         m.submodules.completions = fifo = SyncFIFOBuffered(width=CompletionLayout.size, depth=config.completion_depth)
-        room = fifo.w_rdy | ~out.has_completion
-        m.d.comb += self.beats.valid.eq(out.valid & out.is_beat & room)
-        taken = Mux(out.is_beat, self.beats.valid & self.beats.ready, out.valid & room)
-        m.d.comb += advance.eq(~out.valid | taken)
+        room = fifo.w_rdy | ~head.has_completion
+        m.d.comb += [self.beats.payload.eq(head.beat), self.beats.valid.eq(queue.r_rdy & head.is_beat & room)]
+        taken = Mux(head.is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
+        m.d.comb += queue.r_en.eq(taken)
+
+        # -- credits: the records behind the walker never outnumber the queue's entries ----
+        # `held` counts the records in stages A0 to B2 and in the queue. Next cycle the walk
+        # register holds at most one more (this cycle's `issue`), and the walker may emit
+        # one: `issue` is whether that one fits, decided a cycle ahead so it is a register.
+        held = Signal(range(BEAT_QUEUE + 1))
+        held_next = held + self.walk_valid - taken
+        m.d.sync += [held.eq(held_next), self.issue.eq(held_next + self.issue < BEAT_QUEUE)]
+
         completion = Signal(CompletionLayout)
         m.d.comb += [
-            completion.request_id.eq(out.completion.request_id),
-            completion.status.eq(out.completion.code),
-            completion.transaction_bytes.eq(out.completion.transaction_bytes),
+            completion.request_id.eq(head.completion.request_id),
+            completion.status.eq(head.completion.code),
+            completion.transaction_bytes.eq(head.completion.transaction_bytes),
             fifo.w_data.eq(completion),
-            fifo.w_en.eq(taken & out.has_completion),
+            fifo.w_en.eq(taken & head.has_completion),
             self.completions.payload.eq(fifo.r_data),
             self.completions.valid.eq(fifo.r_rdy),
             fifo.r_en.eq(self.completions.ready),
-            self.in_flight.eq(self.walk_valid | Cat(*valids).any() | out.valid),
+            self.in_flight.eq(self.walk_valid | (held != 0)),
             self.report.eq(fifo.w_en),
-            self.report_code.eq(out.completion.code),
-            self.report_id.eq(out.completion.request_id),
+            self.report_code.eq(head.completion.code),
+            self.report_id.eq(head.completion.request_id),
         ]
         return m

@@ -20,7 +20,14 @@ chain, one small shifter or one multiplier behind a few levels of logic (docs/fp
    first broken rule of each group of :data:`RULE_GROUP`; the box's byte count and
    SMEM_BOUNDS; the tensor's last byte and ADDRESS_WRAP, a test of its high bits;
 9. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
-   the job register.
+   the job register, with a skid register behind it.
+
+The stages move together while the skid register is empty. A job the walker does not
+take yet stays in the job register, and the job behind it moves into the skid, which
+stops the stages until the walker takes the first; the skid's job moves up in that
+cycle. So the stages' enable is a register: no path runs from the walker or the
+datapath to the front end's 8,000 flip-flops (docs/fpga.md, "Clock speed"), and a
+request is still accepted every cycle while jobs are taken every cycle.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -122,7 +129,12 @@ class FrontEnd(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        advance = ~self.job.valid | self.job.ready
+        # the skid register: a second job, loaded when the job register is held while the
+        # stages move. The stages move while it is empty, so their enable is a register
+        # and not the end of the walker's and the datapath's logic (docs/fpga.md).
+        skid = Signal(job_layout(config))
+        skid_valid = Signal()
+        advance = ~skid_valid
         stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
 
         def register(k, **values):
@@ -207,11 +219,17 @@ class FrontEnd(wiring.Component):
         code = Mux(any_broken, first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~any_broken & ~r.overflows & ~r.wraps
-        with m.If(advance):
-            m.d.sync += [self.job.valid.eq(r.valid), self.job.payload.eq(r.job),
-                         self.job.payload.code.eq(code),
-                         self.job.payload.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
-                         self.job.payload.beats.eq(Mux(ok, r.beats, 1))]
+        incoming = Signal(job_layout(config))
+        m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
+                     incoming.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
+                     incoming.beats.eq(Mux(ok, r.beats, 1))]
+        with m.If(~self.job.valid | self.job.ready):
+            # the job register takes the skid's job if it holds one, else the stages'
+            m.d.sync += [self.job.valid.eq(skid_valid | r.valid),
+                         self.job.payload.eq(Mux(skid_valid, skid.as_value(), incoming.as_value())),
+                         skid_valid.eq(0)]
+        with m.Elif(advance):
+            m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming)]
         return m
 
     def _job_setup(self, m, job, d, req, radices, prefixes, units_last, roles):

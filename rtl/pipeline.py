@@ -1,7 +1,8 @@
 """Pipeline registers that move together, for blocks cut into stages for clock speed.
 
-A block's stages all load when one enable is high (the unit's pipelines stall as a
-whole: docs/architecture.md, "Timing"). :class:`Stage` gives a registered copy of any
+A block's stages all load when one enable is high, or in every cycle for a pipeline that
+never stalls (docs/architecture.md, "Timing": the front end stalls as a whole behind a
+registered enable, the datapath never stalls). :class:`Stage` gives a registered copy of any
 value, view or namespace of them, so a block reads as its combinational logic with the
 places it is cut marked (``d = stage(d)``), and the arithmetic between two cuts stays
 short enough for the clock (docs/fpga.md).
@@ -20,7 +21,8 @@ __all__ = ["Stage"]
 
 
 class Stage:
-    """Registers loaded from their values in every cycle ``enable`` is high.
+    """Registers loaded from their values in every cycle ``enable`` is high (every cycle
+    when ``enable`` is None: a pipeline that never stalls).
 
     ``stage(value, name)`` returns a register holding ``value`` one step later: a
     ``Value`` or ``View`` gives a signal of the same shape, a list or a
@@ -45,6 +47,9 @@ class Stage:
             value = Value.cast(value)
         reset = name == "valid" or name.endswith("_valid")
         register = Signal(value.shape(), name=f"{self.prefix}_{name}", reset_less=not reset)
-        with self.m.If(self.enable):
+        if self.enable is None:
             self.m.d.sync += register.eq(value)
+        else:
+            with self.m.If(self.enable):
+                self.m.d.sync += register.eq(value)
         return register

@@ -153,8 +153,10 @@ class Walker(wiring.Component):
     -----
     job : stream in
     advance : in
-        The pipeline behind the walker moves this cycle.
+        The walker may emit a record this cycle: the datapath holds a credit for it (a
+        register, so nothing the beat stream's ready does this cycle reaches the walker).
     walk : out (``walk_layout``), walk_valid : out
+        ``walk_valid`` is high for one cycle per record emitted.
     """
 
     def __init__(self, config: UnitConfig):
@@ -211,10 +213,11 @@ class Walker(wiring.Component):
         # entries past `lanes` never occur; they repeat the last so every index selects one
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
+        # the datapath's stages move every cycle: a record is valid for one cycle only
+        m.d.sync += self.walk_valid.eq(busy & self.advance)
         with m.If(self.advance):
             # what this cycle emits
             m.d.sync += [
-                self.walk_valid.eq(busy),
                 self.walk.is_beat.eq(~error),
                 self.walk.last.eq(last),
                 self.walk.lane_alive.eq(alive),
