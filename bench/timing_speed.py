@@ -8,7 +8,7 @@ of up to 8 cycles. Before timing, the model's prediction is checked equal to the
 cycles (every beat and completion). The model is timed twice: from the records alone
 (what a sweep reuses) and from the descriptors and requests (records_of for each).
 
-Run: python bench/timing_speed.py [--requests 200] [--cxxrtl-optimize -O2]
+Run: python bench/timing_speed.py [--requests 200] [--cxxrtl-optimize FLAGS]
 """
 
 import argparse
@@ -19,6 +19,7 @@ import numpy as np
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.timing import predict, predict_scenario, records_of
 from tma_unit.sim.cosim import ready_pattern, request_gaps
+from tma_unit.sim.cxxrtl import FAST
 
 from cosim_speed import scenario
 
@@ -36,7 +37,7 @@ def timed(function, repeat=3):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--cxxrtl-optimize", default="-O2")
+    parser.add_argument("--cxxrtl-optimize", default=FAST)
     args = parser.parse_args()
     config = UnitConfig(lanes=1)
     from tma_unit.sim.verilator import VerilatorUnit

