@@ -147,12 +147,12 @@ def _select(states, index):
 
 
 class Walker(wiring.Component):
-    """Job in, one walk record a cycle out (when ``advance``).
+    """Job in, one walk record a cycle out (when ``issue``).
 
     Ports
     -----
     job : stream in
-    advance : in
+    issue : in
         The walker may emit a record this cycle: the datapath holds a credit for it (a
         register, so nothing the beat stream's ready does this cycle reaches the walker).
     walk : out (``walk_layout``), walk_valid : out
@@ -163,7 +163,7 @@ class Walker(wiring.Component):
         self.config = config
         super().__init__({
             "job": In(stream.Signature(job_layout(config))),
-            "advance": In(1),
+            "issue": In(1),
             "walk": Out(walk_layout(config)),
             "walk_valid": Out(1),
         })
@@ -187,12 +187,12 @@ class Walker(wiring.Component):
         for j in range(lanes):
             m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][2][-1] & ~current.step_overflow)
         # the job's last record, known from a count of them rather than from the odometer,
-        # so the front end's stall does not wait on the odometer's carries
+        # so taking the next job does not wait on the odometer's carries
         remaining = Signal(32)
         last = Signal()
         finishing = busy & last
 
-        m.d.comb += self.job.ready.eq(self.advance & (~busy | finishing))
+        m.d.comb += self.job.ready.eq(self.issue & (~busy | finishing))
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
         pixel = Signal(pixel_state_layout())
@@ -214,8 +214,8 @@ class Walker(wiring.Component):
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
         # the datapath's stages move every cycle: a record is valid for one cycle only
-        m.d.sync += self.walk_valid.eq(busy & self.advance)
-        with m.If(self.advance):
+        m.d.sync += self.walk_valid.eq(busy & self.issue)
+        with m.If(self.issue):
             # what this cycle emits
             m.d.sync += [
                 self.walk.is_beat.eq(~error),
