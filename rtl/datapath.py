@@ -190,7 +190,7 @@ class Datapath(wiring.Component):
             out_lanes.append(SimpleNamespace(
                 alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0]), units=a.units,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
-                length=a.units * beat.unit_global_bytes,
+                length=small_product(a.units, beat.unit_global_bytes),      # 5 by 5 bits: no DSP block
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
         # every unit's offset from the chunk's first value, from the job alone
         offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
