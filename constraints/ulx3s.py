@@ -30,8 +30,8 @@ PFD_MIN_MHZ = 3.125
 DEVICES = ("12F", "25F", "45F", "85F")
 #: The unit's default clock: one a routed build of the default configuration (85F, lanes 1,
 #: 8 slots) has met on this project's machine with the placer's run-to-run spread to spare
-#: (68.47 MHz against 60; docs/fpga.md, "Clock speed").
-DEFAULT_MHZ = 60.0
+#: (72.77 MHz against 65; docs/fpga.md, "Clock speed").
+DEFAULT_MHZ = 65.0
 
 
 def pll_dividers(out_mhz: float, in_mhz: float = OSCILLATOR_MHZ):
