@@ -30,11 +30,11 @@ after request ``i - 1`` was taken; the beat stream is ready in cycle ``c`` when
 ``ready[c % len(ready)]``. A run ends in the cycle after the last completion.
 
 Speed: a long job in steady state (its records alone behind the walker, the front end
-unchanging) repeats its state every period of the ready pattern, each period taking a
-beat in every high cycle; once a period is seen to repeat, the stretch is stepped over in
-one move to where the job ends or a request arrives, with the cycles of its beats read
-from the ready pattern's prefix counts, so the cost is per job, not per cycle
-(bench/timing_speed.py).
+unchanging, at least ``BACK_END_STAGES`` records on their way so the queue has a beat at
+every ready cycle) is stepped over in one move: the records held then follow a recurrence
+on the ready pattern alone (:func:`_stretch`), whose state at any cycle the pattern's
+prefix counts give, and the beats leave in consecutive ready cycles, so the cost is per
+job, not per cycle (bench/timing_speed.py).
 """
 
 from collections import deque
@@ -94,6 +94,7 @@ class ReadyPattern:
         self.high = self.high_array.tolist()                    # high cycles in one period
         self.per_period = len(self.high)
         self.before = [0] + np.cumsum(pattern).tolist()        # highs in [0, i) of a period
+        self.low = np.flatnonzero(~pattern).tolist()            # low cycles in one period
 
     def __getitem__(self, cycle: int) -> bool:
         return self.pattern[cycle % self.period]
@@ -108,8 +109,21 @@ class ReadyPattern:
         whole, part = divmod(index, self.per_period)
         return whole * self.period + self.high[part]
 
+    def nth_low(self, index: int) -> int | None:
+        """Cycle of the ``index``-th low cycle (None: the pattern is never low)."""
+        if not self.low:
+            return None
+        whole, part = divmod(index, len(self.low))
+        return whole * self.period + self.low[part]
+
+    def count_low_before(self, cycle: int) -> int:
+        """Low cycles in ``[0, cycle)``."""
+        return cycle - self.count_before(cycle)
+
     def nth_highs(self, index: np.ndarray) -> np.ndarray:
         """:meth:`nth_high` of every element of an array."""
+        if self.per_period == self.period:                  # always ready
+            return index
         whole, part = np.divmod(index, self.per_period)
         return whole * self.period + self.high_array[part]
 
@@ -152,38 +166,37 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     queue = deque()
     issue = True
     busy, job, left, job_beats = False, 0, 0, False
-    anchor = None       # (cycle, state) where a steady stretch may have begun
     cycle = 0
     while completed < count and cycle < max_cycles:
-        # -- a steady stretch: the walker in a long job whose records alone are behind it,
-        #    the front end unchanging; once the state repeats a ready period later, it
-        #    repeats for as many periods as the job lasts, each taking a beat in every high
-        #    cycle of the period
-        if skip:
-            steady = (busy and job_beats and left > 1 + ready.per_period
-                      and all(r is None or r == (job, True, False) for r in pipe)
-                      and all(r == (job, True, False) for r in queue))
-            front_still = skid is not None or (all(s is None for s in stages) and skid is None
-                                                and (next_request == count or wait > 0))
-            state = (tuple(r is None for r in pipe), len(queue), issue, skid is not None)
-            if not (steady and front_still):
-                anchor = None
-            elif anchor is None or cycle - anchor[0] > ready.period:
-                anchor = (cycle, state, left)
-            elif cycle - anchor[0] == ready.period:
-                periods = (left - 2) // ready.per_period
-                if skid is None and next_request < count:
-                    periods = min(periods, wait // ready.period)
-                if state == anchor[1] and anchor[2] - left == ready.per_period and periods > 0:
-                    first = ready.count_before(cycle)
-                    runs.append((first, periods * ready.per_period, job))
-                    left -= periods * ready.per_period
-                    cycle += periods * ready.period
+        # -- a steady stretch in one move: the walker in a long job, only beats behind it,
+        #    the front end unchanging, and enough records on their way that the queue has
+        #    a beat at every ready cycle (:func:`_stretch`); the beats leave in consecutive
+        #    ready cycles, the records of earlier jobs still on their way first
+        if skip and busy and job_beats and left > 2 and (skid is not None or (
+                all(s is None for s in stages) and (next_request == count or wait > 0))):
+            waiting = list(queue) + [r for r in reversed(pipe) if r is not None]    # in leaving order
+            held = len(waiting)
+            if held >= BACK_END_STAGES and issue == (held < BEAT_QUEUE) and all(r[1] for r in waiting):
+                limit = wait if skid is None and next_request < count else None
+                stretch = _stretch(ready, cycle, held, left - 2, limit)
+                earlier = sum(r[0] != job for r in waiting)
+                first = ready.count_before(cycle)
+                if stretch is not None and ready.count_before(stretch[0]) - first >= earlier:
+                    end, issued, occupied, held_end, issue = stretch
+                    for k, record in enumerate(waiting[:earlier]):
+                        runs.append((first + k, 1, record[0]))
+                        if record[2]:
+                            completion_cycles[record[0]] = ready.nth_high(first + k) + COMPLETION_LATENCY
+                            completed += 1
+                    runs.append((first + earlier, ready.count_before(end) - first - earlier, job))
+                    left -= issued
+                    ours = (job, True, False)
+                    pipe = [ours if slot else None for slot in occupied]
+                    queue = deque([ours] * (held_end - sum(occupied)))
                     if next_request < count:
-                        wait = max(0, wait - periods * ready.period)
-                    anchor = None
+                        wait = max(0, wait - (end - cycle))
+                    cycle = end
                     continue
-                anchor = (cycle, state, left)
 
         # -- one cycle
         offer = next_request < count and wait == 0
@@ -238,6 +251,58 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
         beats = jobs = np.zeros(0, dtype=np.int64)
     done = np.array(completion_cycles, dtype=np.int64)
     return Timing(beats, jobs, done, int(done.max()) + 1 if count else 0)
+
+
+def _stretch(ready: ReadyPattern, start: int, held: int, issues_left: int, limit: int | None):
+    """The back end's steady stretch from cycle ``start``, in one move: the walker busy on
+    one job with ``issues_left`` more records to emit before it must stop (it then has two
+    left), ``held`` records behind it (walk register, A0..B2, queue), and the credit equal
+    to ``held < BEAT_QUEUE``. ``limit``: cycles the front end stays unchanged (None: for
+    ever). Returns ``(end, records issued, occupancy of the walk register and A0..B2,
+    records held, credit)`` at the cycle ``end`` the stretch stops, or None if it is too
+    short to be worth it.
+
+    With at least ``BACK_END_STAGES`` records held, the queue holds a beat (at most six
+    are in the stages), so a beat leaves in every ready cycle, and the records held
+    follow ``held' = held + credit - ready`` with ``credit = held < BEAT_QUEUE``. Below
+    the queue's size the credit is always given and each low cycle adds one record; from
+    the low cycle that fills it on (``full``), the count after a cycle is
+    ``BEAT_QUEUE - ready``, so the credit of a cycle is the ready bit of the one before.
+    """
+    if held >= BEAT_QUEUE:
+        full = start                                     # full already: no credit now
+    else:
+        low = ready.nth_low(ready.count_low_before(start) + BEAT_QUEUE - held - 1)
+        full = low if low is not None else None          # None: never full
+
+    def credit(t):
+        if full is None or t <= full:
+            return int(held < BEAT_QUEUE or t > start)
+        return int(ready[t - 1])
+
+    def issued(end):
+        """Records emitted in cycles ``[start, end)``."""
+        if full is None or end - 1 <= full:
+            return (end - start) if held < BEAT_QUEUE else 0
+        before = (full + 1 - start) if held < BEAT_QUEUE else 0
+        return before + ready.count_before(end - 1) - ready.count_before(full)
+
+    # the last cycle the stretch may end in: ``issues_left`` records emitted, in closed form
+    if full is None or (held < BEAT_QUEUE and issues_left <= full + 1 - start):
+        end = start + issues_left
+    else:
+        before = (full + 1 - start) if held < BEAT_QUEUE else 0
+        end = ready.nth_high(issues_left - before + ready.count_before(full)) + 1
+    if limit is not None:
+        end = min(end, start + limit)
+    if end < start + BACK_END_STAGES + 1:              # the stages' occupancy from the formula
+        return None
+    if full is None or end <= full:
+        held_end = held + ready.count_low_before(end) - ready.count_low_before(start)
+    else:
+        held_end = BEAT_QUEUE - int(ready[end - 1])
+    occupied = [credit(end - 1 - k) for k in range(BACK_END_STAGES - 1)]
+    return end, issued(end), occupied, held_end, held_end < BEAT_QUEUE
 
 
 def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, ready) -> Timing:

@@ -6,7 +6,7 @@ Amaranth simulation."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import assume, given, settings, strategies as st, HealthCheck
 
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.timing import predict, predict_scenario, ReadyPattern
@@ -60,13 +60,17 @@ def test_random_sequences(lanes):
 
 
 @settings(max_examples=200, **SETTINGS)
-@given(st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=12),
-       st.integers(0, 1 << 16), st.sampled_from([1.0, 0.6, 0.05]), st.integers(0, 12))
-def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap):
-    """Stepping over steady stretches gives the cycles of stepping every cycle."""
+@given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=12),
+       st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
+       st.sampled_from([1, 97, 4096]))
+def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap, period):
+    """Stepping over steady stretches gives the cycles of stepping every cycle: jobs long
+    enough for the queue to fill, ready patterns from always to rarely high, short and
+    long periods, gaps that end inside a stretch."""
     records = [(n if beats else 1, beats) for n, beats in records]
     gaps = request_gaps(seed, len(records), max_gap)
-    ready = ready_pattern(seed, probability, length=97)
+    ready = ready_pattern(seed, probability, length=period)
+    assume(np.asarray(ready).any())
     fast, slow = predict(records, gaps, ready), predict(records, gaps, ready, skip=False)
     assert fast.beat_cycles.tolist() == slow.beat_cycles.tolist()
     assert fast.beat_jobs.tolist() == slow.beat_jobs.tolist()
