@@ -29,7 +29,7 @@ of the run; request ``i`` is offered after ``gaps[i]`` idle cycles counted from 
 after request ``i - 1`` was taken; the beat stream is ready in cycle ``c`` when
 ``ready[c % len(ready)]``. A run ends in the cycle after the last completion.
 
-Speed: a long job in steady state (its records alone behind the walker, the front end
+Speed: a long job in steady state (only beats behind the walker, the front end
 unchanging, at least ``BACK_END_STAGES`` records on their way so the queue has a beat at
 every ready cycle) is stepped over in one move: the records held then follow a recurrence
 on the ready pattern alone (:func:`_stretch`), whose state at any cycle the pattern's
