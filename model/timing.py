@@ -274,6 +274,8 @@ def _stretch(ready: ReadyPattern, start: int, held: int, issues_left: int, limit
     else:
         low = ready.nth_low(ready.count_low_before(start) + BEAT_QUEUE - held - 1)
         full = low if low is not None else None          # None: never full
+    # records emitted up to and including the cycle that fills the queue (credit every cycle)
+    before = 0 if full is None or held >= BEAT_QUEUE else full + 1 - start
 
     def credit(t):
         if full is None or t <= full:
@@ -284,14 +286,12 @@ def _stretch(ready: ReadyPattern, start: int, held: int, issues_left: int, limit
         """Records emitted in cycles ``[start, end)``."""
         if full is None or end - 1 <= full:
             return (end - start) if held < BEAT_QUEUE else 0
-        before = (full + 1 - start) if held < BEAT_QUEUE else 0
         return before + ready.count_before(end - 1) - ready.count_before(full)
 
     # the last cycle the stretch may end in: ``issues_left`` records emitted, in closed form
-    if full is None or (held < BEAT_QUEUE and issues_left <= full + 1 - start):
+    if full is None or (held < BEAT_QUEUE and issues_left <= before):
         end = start + issues_left
     else:
-        before = (full + 1 - start) if held < BEAT_QUEUE else 0
         end = ready.nth_high(issues_left - before + ready.count_before(full)) + 1
     if limit is not None:
         end = min(end, start + limit)
