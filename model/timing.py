@@ -29,12 +29,14 @@ of the run; request ``i`` is offered after ``gaps[i]`` idle cycles counted from 
 after request ``i - 1`` was taken; the beat stream is ready in cycle ``c`` when
 ``ready[c % len(ready)]``. A run ends in the cycle after the last completion.
 
-Speed: a long job in steady state (only beats behind the walker, the front end
-unchanging, at least ``BACK_END_STAGES`` records on their way so the queue has a beat at
-every ready cycle) is stepped over in one move: the records held then follow a recurrence
-on the ready pattern alone (:func:`_stretch`), whose state at any cycle the pattern's
-prefix counts give, and the beats leave in consecutive ready cycles, so the cost is per
-job, not per cycle (bench/timing_speed.py).
+Speed: in steady state (the walker holding a job in every cycle, only beats behind it,
+at least ``BACK_END_STAGES`` records on their way so the queue has a beat at every ready
+cycle) the records held follow a recurrence on the ready pattern alone (:class:`_Schedule`)
+whose state at any cycle the pattern's prefix counts give, and the beats leave in
+consecutive ready cycles. Such a stretch is stepped over in one move across every job
+the walker finds waiting when it finishes one, the front end stepped beside it only
+where it moves (one step per job while requests wait), so the cost is a few
+microseconds per job and per change of state, not per cycle (bench/timing_speed.py).
 """
 
 from collections import deque
@@ -68,7 +70,7 @@ COMPLETION_LATENCY = 2
 @dataclass(frozen=True)
 class Timing:
     """When things left the unit. ``beat_cycles``: every beat, in order; ``beat_jobs``:
-    the request each beat belongs to; ``completion_cycles``: per request, in order;
+    the request each beat belongs to (int32); ``completion_cycles``: per request, in order;
     ``cycles``: the cycles the run took."""
     beat_cycles: np.ndarray
     beat_jobs: np.ndarray
@@ -142,6 +144,106 @@ def records_from(status, transaction_bytes: int, config: UnitConfig) -> tuple[in
     return -(-chunks // config.lanes), True
 
 
+class _FrontEnd:
+    """The front end's registers and the request offers, one cycle at a time
+    (:meth:`step`) or many at once while the walker takes no job (:meth:`idle`)."""
+
+    __slots__ = ("gaps", "count", "stages", "job_register", "skid", "next_request", "wait")
+
+    def __init__(self, gaps: list[int]):
+        self.gaps = gaps
+        self.count = len(gaps)
+        self.stages = [None] * (FRONT_END_STAGES - 1)   # request index or None, before the job register
+        self.job_register = self.skid = None
+        self.next_request = 0
+        self.wait = gaps[0] if gaps else 0
+
+    def step(self, job_ready: bool):
+        """One cycle; ``job_ready``: the walker takes the job register's job in it."""
+        offer = self.next_request < self.count and self.wait == 0
+        # the stages move while the skid register is empty; a request is taken when they move
+        advance = self.skid is None
+        taken = offer and advance
+        if self.job_register is None or job_ready:
+            self.job_register, self.skid = (self.skid, None) if self.skid is not None else (self.stages[-1], None)
+        elif advance:
+            self.skid = self.stages[-1]
+        if advance:
+            self.stages = [self.next_request if taken else None] + self.stages[:-1]
+        if taken:
+            self.next_request += 1
+            self.wait = self.gaps[self.next_request] if self.next_request < self.count else 0
+        elif not offer and self.wait > 0:
+            self.wait -= 1
+
+    def idle(self, cycles: int):
+        """``cycles`` cycles in which the walker takes no job: stepped one by one only while
+        something moves toward the job register."""
+        while cycles > 0:
+            if self.skid is not None:                   # frozen: only the gap counts down
+                self.wait = max(0, self.wait - cycles)
+                return
+            if all(s is None for s in self.stages):
+                # empty stages: nothing changes until the next request is taken
+                if self.next_request == self.count:
+                    return
+                if self.wait > 0:
+                    skipped = min(self.wait, cycles)
+                    self.wait -= skipped
+                    cycles -= skipped
+                    continue
+            self.step(False)
+            cycles -= 1
+
+
+class _Schedule:
+    """The back end in steady state from cycle ``start``, in closed form: the walker holds
+    a job in every cycle (it emits a record whenever it holds a credit), every record
+    behind it is a beat, ``held`` (at least ``BACK_END_STAGES``) records are behind it
+    (walk register, A0..B2, queue) and the credit equals ``held < BEAT_QUEUE``.
+
+    The queue then holds a beat at every ready cycle (at most six records are in the
+    stages), so the beats leave in consecutive ready cycles, and the records held follow
+    ``held' = held + credit - ready`` with ``credit = held < BEAT_QUEUE``. Below the
+    queue's size the credit is always given and each low cycle adds one record; from the
+    low cycle that fills it on (``full``), the count after a cycle is
+    ``BEAT_QUEUE - ready``, so the credit of a cycle is the ready bit of the one before.
+    """
+
+    def __init__(self, ready: ReadyPattern, start: int, held: int):
+        self.ready, self.start, self.held = ready, start, held
+        if held >= BEAT_QUEUE:
+            self.full = start                           # full already: no credit now
+        else:                                           # None: never full
+            self.full = ready.nth_low(ready.count_low_before(start) + BEAT_QUEUE - held - 1)
+        # records emitted up to and including the cycle that fills the queue (one a cycle)
+        self.before = 0 if self.full is None or held >= BEAT_QUEUE else self.full + 1 - start
+        self.highs_before_full = None if self.full is None else ready.count_before(self.full)
+
+    def credit(self, t: int) -> int:
+        if self.full is None or t <= self.full:
+            return int(self.held < BEAT_QUEUE or t > self.start)
+        return int(self.ready[t - 1])
+
+    def emission(self, n: int) -> int:
+        """The cycle the ``n``-th record (from 1) is emitted in."""
+        if self.full is None or n <= self.before:
+            return self.start + n - 1
+        return self.ready.nth_high(self.highs_before_full + n - self.before - 1) + 1
+
+    def state(self, end: int):
+        """(occupancy of the walk register and A0..B2, records held, credit) at cycle
+        ``end``, at least ``BACK_END_STAGES`` cycles after the start."""
+        assert end >= self.start + BACK_END_STAGES, "the stages' occupancy needs their cycles in the schedule"
+        ready = self.ready
+        if self.full is None or end <= self.full:
+            held = self.held + ready.count_low_before(end) - ready.count_low_before(self.start)
+        else:
+            held = BEAT_QUEUE - int(ready[end - 1])
+        occupied = [self.credit(end - 1 - k) for k in range(BACK_END_STAGES - 1)]
+        return occupied, held, held < BEAT_QUEUE
+
+
 def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True) -> Timing:
     """Beat and completion cycles of a request sequence. ``records``: per request, what
     :func:`records_of` says; ``gaps``: idle cycles before each request; ``ready``: the beat
@@ -149,17 +251,13 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     one by one, the slow reference the fast path is tested against)."""
     ready = ready if isinstance(ready, ReadyPattern) else ReadyPattern(ready)
     count = len(records)
-    gaps = [int(g) for g in gaps]
     # beats as runs (first high-cycle number, beats, request): the k-th beat of a run leaves
     # in the pattern's (first + k)-th high cycle
     runs = []
     completion_cycles = [0] * count
     completed = 0
 
-    next_request = 0
-    wait = gaps[0] if count else 0
-    stages = [None] * (FRONT_END_STAGES - 1)    # request index or None, before the job register
-    job_register = skid = None
+    front = _FrontEnd([int(g) for g in gaps])
     # behind the walker: the walk register and stages A0..B2 (a record: (job, is_beat,
     # last) or None), then the beat queue
     pipe = [None] * (BACK_END_STAGES - 1)
@@ -168,38 +266,16 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     busy, job, left, job_beats = False, 0, 0, False
     cycle = 0
     while completed < count and cycle < max_cycles:
-        # -- a steady stretch in one move: the walker in a long job, only beats behind it,
-        #    the front end unchanging, and enough records on their way that the queue has
-        #    a beat at every ready cycle (:func:`_stretch`); the beats leave in consecutive
-        #    ready cycles, the records of earlier jobs still on their way first
-        if skip and busy and job_beats and left > 2 and (skid is not None or (
-                all(s is None for s in stages) and (next_request == count or wait > 0))):
+        # -- a steady stretch in one move, across the jobs the walker takes without a gap
+        if skip and busy and job_beats and left >= BACK_END_STAGES + 1:
             waiting = list(queue) + [r for r in reversed(pipe) if r is not None]    # in leaving order
             held = len(waiting)
             if held >= BACK_END_STAGES and issue == (held < BEAT_QUEUE) and all(r[1] for r in waiting):
-                limit = wait if skid is None and next_request < count else None
-                stretch = _stretch(ready, cycle, held, left - 2, limit)
-                earlier = sum(r[0] != job for r in waiting)
-                first = ready.count_before(cycle)
-                if stretch is not None and ready.count_before(stretch[0]) - first >= earlier:
-                    end, issued, occupied, held_end, issue = stretch
-                    for k, record in enumerate(waiting[:earlier]):
-                        runs.append((first + k, 1, record[0]))
-                        if record[2]:
-                            completion_cycles[record[0]] = ready.nth_high(first + k) + COMPLETION_LATENCY
-                            completed += 1
-                    runs.append((first + earlier, ready.count_before(end) - first - earlier, job))
-                    left -= issued
-                    ours = (job, True, False)
-                    pipe = [ours if slot else None for slot in occupied]
-                    queue = deque([ours] * (held_end - sum(occupied)))
-                    if next_request < count:
-                        wait = max(0, wait - (end - cycle))
-                    cycle = end
-                    continue
+                cycle, busy, job, left, job_beats, pipe, queue, issue, completed = _steady(
+                    ready, cycle, front, records, job, left, waiting, runs, completion_cycles, completed)
+                continue
 
         # -- one cycle
-        offer = next_request < count and wait == 0
         # the beat queue's head leaves when the stream takes it (a record without a beat
         # leaves at once); its completion is queued as it leaves
         if queue and (not queue[0][1] or ready[cycle]):
@@ -220,89 +296,96 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
         # the walk register counted as this cycle's credit, leave room for one more
         issue = sum(r is not None for r in pipe[1:]) + len(queue) + issue < BEAT_QUEUE
         if job_ready:
-            busy = job_register is not None
+            busy = front.job_register is not None
             if busy:
-                job = job_register
+                job = front.job_register
                 left, job_beats = records[job]
         elif emitted is not None:
             left -= 1
-        # the front end: its stages move while the skid register is empty
-        advance = skid is None
-        taken = offer and advance
-        if job_register is None or job_ready:
-            job_register, skid = (skid, None) if skid is not None else (stages[-1], None)
-        elif advance:
-            skid = stages[-1]
-        if advance:
-            stages = [next_request if taken else None] + stages[:-1]
-        if taken:
-            next_request += 1
-            wait = gaps[next_request] if next_request < count else 0
-        elif not offer and wait > 0:
-            wait -= 1
+        front.step(job_ready)
         cycle += 1
 
-    if runs:
-        first, length, owner = (np.array(column, dtype=np.int64) for column in zip(*runs))
-        starts = np.cumsum(length) - length
-        numbers = np.repeat(first - starts, length) + np.arange(int(length.sum()), dtype=np.int64)
-        beats, jobs = ready.nth_highs(numbers), np.repeat(owner, length)
-    else:
-        beats = jobs = np.zeros(0, dtype=np.int64)
+    return Timing(*_beat_arrays(runs, ready), *_completions(completion_cycles, count))
+
+
+def _steady(ready, start, front, records, job, left, waiting, runs, completion_cycles, completed):
+    """A steady stretch from cycle ``start`` (:class:`_Schedule`): the walker in job
+    ``job`` with ``left`` records to emit (at least ``BACK_END_STAGES + 1``, so the
+    stretch outlasts the stages), the beats ``waiting`` behind it. It runs across every
+    job the walker finds in the job register as it emits a job's last record, the front
+    end stepped beside it (:meth:`_FrontEnd.idle`: one step per job when requests wait),
+    and stops in the cycle after the walker takes no job or a rejected request (whose
+    record carries no beat). The beats leave in consecutive ready cycles, the ones
+    waiting first. Returns the loop's state at that cycle."""
+    schedule = _Schedule(ready, start, len(waiting))
+    # the records in leaving order, as segments (request, records, the last one is its last)
+    segments = [(record[0], 1, record[2]) for record in waiting]
+    emitted = 0
+    front_cycle = start                                # the front end stands at this cycle's start
+    while True:
+        emitted += left
+        segments.append((job, left, True))
+        boundary = schedule.emission(emitted)          # the job's last record; the walker takes the next job
+        front.idle(boundary - front_cycle)
+        job = front.job_register
+        front.step(True)
+        front_cycle = boundary + 1
+        if job is None or not records[job][1]:
+            break
+        left = records[job][0]
+    end = boundary + 1
+    occupied, held, issue = schedule.state(end)
+
+    # the beats that left by the end, and the records still held
+    first = ready.count_before(start)
+    gone = ready.count_before(end) - first
+    assert held == len(waiting) + emitted - gone, "the schedule's count of records held"
+    kept = []
+    number = 0
+    for owner, length, last in segments:
+        if number + length <= gone:
+            runs.append((first + number, length, owner))
+            if last:
+                completion_cycles[owner] = ready.nth_high(first + number + length - 1) + COMPLETION_LATENCY
+                completed += 1
+        else:
+            leaving = max(0, gone - number)
+            if leaving:
+                runs.append((first + number, leaving, owner))
+            kept += [(owner, True, False)] * (length - leaving - 1) + [(owner, True, last)]
+        number += length
+    in_stages = sum(occupied)
+    queue = deque(kept[:held - in_stages])
+    stages = iter(reversed(kept[held - in_stages:]))   # the newest in the walk register
+    pipe = [next(stages) if slot else None for slot in occupied]
+
+    busy = job is not None
+    left, job_beats = records[job] if busy else (0, False)
+    return end, busy, job if busy else 0, left, job_beats, pipe, queue, issue, completed
+
+
+def _beat_arrays(runs, ready: ReadyPattern):
+    """The beats' cycles and requests from the runs of consecutive high-cycle numbers."""
+    if not runs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    first, length, owner = zip(*runs)
+    first, length = np.array(first, dtype=np.int64), np.array(length, dtype=np.int64)
+    jobs = np.repeat(np.array(owner, dtype=np.int32), length)    # half the memory of int64: a request index
+    # runs that continue one another are one slice of the high cycles
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1] + length[:-1]]).tolist()
+    bounds = [(int(first[s]), int(first[e - 1] + length[e - 1])) for s, e in zip(starts, starts[1:] + [len(first)])]
+    if ready.per_period == ready.period:                # always ready: the k-th high is cycle k
+        slices = [np.arange(low, high, dtype=np.int64) for low, high in bounds]
+    else:                                               # every high cycle up to the last beat's
+        periods = -(-bounds[-1][1] // ready.per_period)
+        highs = (np.arange(periods, dtype=np.int64)[:, None] * ready.period + ready.high_array).ravel()
+        slices = [highs[low:high] for low, high in bounds]
+    return (slices[0] if len(slices) == 1 else np.concatenate(slices)), jobs
+
+
+def _completions(completion_cycles, count):
     done = np.array(completion_cycles, dtype=np.int64)
-    return Timing(beats, jobs, done, int(done.max()) + 1 if count else 0)
-
-
-def _stretch(ready: ReadyPattern, start: int, held: int, issues_left: int, limit: int | None):
-    """The back end's steady stretch from cycle ``start``, in one move: the walker busy on
-    one job with ``issues_left`` more records to emit before it must stop (it then has two
-    left), ``held`` records behind it (walk register, A0..B2, queue), and the credit equal
-    to ``held < BEAT_QUEUE``. ``limit``: cycles the front end stays unchanged (None: for
-    ever). Returns ``(end, records issued, occupancy of the walk register and A0..B2,
-    records held, credit)`` at the cycle ``end`` the stretch stops, or None if it is too
-    short to be worth it.
-
-    With at least ``BACK_END_STAGES`` records held, the queue holds a beat (at most six
-    are in the stages), so a beat leaves in every ready cycle, and the records held
-    follow ``held' = held + credit - ready`` with ``credit = held < BEAT_QUEUE``. Below
-    the queue's size the credit is always given and each low cycle adds one record; from
-    the low cycle that fills it on (``full``), the count after a cycle is
-    ``BEAT_QUEUE - ready``, so the credit of a cycle is the ready bit of the one before.
-    """
-    if held >= BEAT_QUEUE:
-        full = start                                     # full already: no credit now
-    else:
-        low = ready.nth_low(ready.count_low_before(start) + BEAT_QUEUE - held - 1)
-        full = low if low is not None else None          # None: never full
-    # records emitted up to and including the cycle that fills the queue (credit every cycle)
-    before = 0 if full is None or held >= BEAT_QUEUE else full + 1 - start
-
-    def credit(t):
-        if full is None or t <= full:
-            return int(held < BEAT_QUEUE or t > start)
-        return int(ready[t - 1])
-
-    def issued(end):
-        """Records emitted in cycles ``[start, end)``."""
-        if full is None or end - 1 <= full:
-            return (end - start) if held < BEAT_QUEUE else 0
-        return before + ready.count_before(end - 1) - ready.count_before(full)
-
-    # the last cycle the stretch may end in: ``issues_left`` records emitted, in closed form
-    if full is None or (held < BEAT_QUEUE and issues_left <= before):
-        end = start + issues_left
-    else:
-        end = ready.nth_high(issues_left - before + ready.count_before(full)) + 1
-    if limit is not None:
-        end = min(end, start + limit)
-    if end < start + BACK_END_STAGES + 1:              # the stages' occupancy from the formula
-        return None
-    if full is None or end <= full:
-        held_end = held + ready.count_low_before(end) - ready.count_low_before(start)
-    else:
-        held_end = BEAT_QUEUE - int(ready[end - 1])
-    occupied = [credit(end - 1 - k) for k in range(BACK_END_STAGES - 1)]
-    return end, issued(end), occupied, held_end, held_end < BEAT_QUEUE
+    return done, int(done.max()) + 1 if count else 0
 
 
 def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, ready) -> Timing:
