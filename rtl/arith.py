@@ -6,6 +6,8 @@ part-way (docs/fpga.md, "Clock speed").
 * :func:`add_pairs`: one level of an adder tree, so a sum of many terms is spread over
   as many stages as it needs;
 * :func:`small_product`: a product of a few bits in logic, not in a DSP block;
+* :func:`sparse_product`: a product by one of a few known constants, as shifts and
+  one adder;
 * :func:`small_divmod`: quotient and remainder of a value of a few bits by a wide
   divisor, with compares only (no divider);
 * :func:`ceil_div_operands`, :func:`reciprocal_quotient`: ``ceil(a / k)`` for ``k`` in
@@ -14,7 +16,9 @@ part-way (docs/fpga.md, "Clock speed").
 
 from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
 
-__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_product", "small_divmod",
+from .pipeline import Delayed
+
+__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_product", "sparse_product", "small_divmod",
            "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
@@ -37,12 +41,15 @@ def _pieces(value):
     return out
 
 
-def partial_products(a, b, width: int):
+def partial_products(a, b, width: int, multiply=None):
     """``a * b`` modulo ``2**width`` as a list of terms whose sum (modulo ``2**width``) is
     the product. Each term is one piece product, shifted into place and cut to
     ``width`` bits as a signed value, so the sum of the terms, cut to ``width``, is the
     product whether or not ``a`` or ``b`` is signed. Terms shifted wholly past ``width``
-    are left out."""
+    are left out. ``multiply``: how a piece product is made (a pipeline stage's DSP
+    block, :meth:`.pipeline.Stage.product`, whose terms are then delayed values);
+    by default ``*``."""
+    multiply = multiply or _times
     terms = []
     for shift_a, piece_a in _pieces(a):
         for shift_b, piece_b in _pieces(b):
@@ -50,10 +57,19 @@ def partial_products(a, b, width: int):
             if shift >= width:
                 continue
             keep = width - shift            # the piece product's bits that land below width
-            product = (piece_a[:keep].as_signed() if piece_a.shape().signed else piece_a[:keep]) * \
-                      (piece_b[:keep].as_signed() if piece_b.shape().signed else piece_b[:keep])
-            terms.append((product << shift)[:width].as_signed())
+            product = multiply(piece_a[:keep].as_signed() if piece_a.shape().signed else piece_a[:keep],
+                               piece_b[:keep].as_signed() if piece_b.shape().signed else piece_b[:keep])
+            terms.append(_apply(product, lambda p, shift=shift: (p << shift)[:width].as_signed()))
     return terms
+
+
+def _times(a, b):
+    return a * b
+
+
+def _apply(value, function):
+    """``function`` of a value, or of a delayed one (:class:`.pipeline.Delayed`) delayed alike."""
+    return value.map(function) if isinstance(value, Delayed) else function(value)
 
 
 def add_pairs(terms, width: int):
@@ -78,6 +94,31 @@ def small_product(a, b):
     ``*`` to a DSP block, and a chain of them is slower than the logic it replaces."""
     a, b = Value.cast(a), Value.cast(b)
     return sum(Mux(b[i], a << i, 0) for i in range(len(b)))
+
+
+def sparse_product(a, b, values):
+    """``a * b`` where ``b`` is one of the constants ``values`` (a type's byte or bit
+    size), as shifts of ``a`` and few adds: the bit positions are split into groups in
+    which no value sets two bits, each group's shifted copies are ORed (a multiplexer),
+    and the groups are added. For unit bytes 1, 2, 4, 8, 12 that is two groups and one
+    adder, where ``*`` would take a DSP block and its routing."""
+    a, b = Value.cast(a), Value.cast(b)
+    groups = []
+    for position in range(len(b)):
+        for group in groups:
+            if not any((value >> position) & 1 and any((value >> other) & 1 for other in group) for value in values):
+                group.append(position)
+                break
+        else:
+            groups.append([position])
+    width = len(a) + len(b)
+    ored = []
+    for group in groups:
+        term = Const(0, width)
+        for position in group:
+            term = term | Mux(b[position], a << position, 0)
+        ored.append(term)
+    return sum(ored[1:], ored[0])[:width]
 
 
 def small_divmod(x, divisor, limit: int):
@@ -121,6 +162,8 @@ def ceil_div_operands(a, k, a_max: int):
     return a + k - 1, table[k]
 
 
-def reciprocal_quotient(numerator, reciprocal):
-    """The quotient of :func:`ceil_div_operands`' two factors."""
-    return (numerator * reciprocal) >> RECIPROCAL_SHIFT
+def reciprocal_quotient(numerator, reciprocal, multiply=None):
+    """The quotient of :func:`ceil_div_operands`' two factors (``multiply``: as for
+    :func:`partial_products`)."""
+    width = len(Value.cast(numerator)) + len(Value.cast(reciprocal)) - RECIPROCAL_SHIFT
+    return _apply((multiply or _times)(numerator, reciprocal), lambda p: p[RECIPROCAL_SHIFT:RECIPROCAL_SHIFT + width])

@@ -2,8 +2,9 @@
 generation and the swizzle, in six pipeline stages behind the walker, each cut short
 enough for the clock (docs/fpga.md, "Clock speed"):
 
-A0. the digits' products: ``digit * element stride`` in dimensions 1..4 and the chunk's
-    offset along dimension 0 (one 18x18 multiplier each);
+A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
+    1..8: shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
+    output register is A0's, :mod:`.dsp`);
 A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
     digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
     of the chunk's first unit along dimension 0, the chunk's unit count, its place in
@@ -11,14 +12,17 @@ A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the 
 A2. whether the chunk is inside dimensions 1..4 and the window of its units' offsets
     inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
     dimension are both out; :func:`unit_window`), the swizzled shared-memory address
-    (5.5.7), the first unit's index, and the products ``coordinate * stride`` (34-bit
-    signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products
-    (:func:`.arith.partial_products`);
-B1, B2. the global address's adder tree, two levels a stage: base and the partial
-    products, and from B2 on the dimension-0 offset (the first unit times its bytes,
-    multiplied in B1); in B1 also the in-bounds bit of every unit, two compares of its
-    offset (from the job alone) with the window;
-C.  the last addition, into the beat queue.
+    (5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
+    signed by 40-bit strides, modulo 2^address_width) arrive as 18x18 partial products
+    (:func:`.arith.partial_products`) from DSP blocks whose operand registers are A1's
+    and whose product registers are A2's, so no path carries a block's routing both in
+    and out (docs/fpga.md, "Clock speed");
+B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
+    routing), two in B2: base and the partial products, and from B2 on the dimension-0
+    offset (the first unit times its bytes,
+    shifts and one add in B1: :func:`.arith.sparse_product`); in B1 also the in-bounds
+    bit of every unit, two compares of its offset (from the job alone) with the window;
+C.  the last two levels, into the beat queue.
 
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register): the records between the
@@ -39,7 +43,8 @@ from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .arith import partial_products, add_pairs, sum_terms, small_product
+from .arith import partial_products, add_pairs, sum_terms, small_product, sparse_product
+from .decode import UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .pipeline import Stage
 from .swizzle import swizzle_address
@@ -146,8 +151,11 @@ class Datapath(wiring.Component):
             records.append(SimpleNamespace(
                 alive=walk.lane_alive[j], digits=[digits[i] for i in range(5)],
                 pixel=[walk.lane_pixel[j][i] for i in range(4)],
-                steps=[digits[d] * beat.element_strides[d] for d in range(1, 5)],     # d = 1..4
-                chunk_offset=digits[0] * beat.chunk_values,
+                # element strides are 1..8: shifted adds; the chunk's offset in a DSP
+                # block whose output register is A0's (rtl/dsp.py)
+                steps=[small_product(digits[d], beat.element_strides[d]) for d in range(1, 5)],     # d = 1..4
+                chunk_offset=stage["a0"].product(digits[0], beat.chunk_values, registered_inputs=False).map(
+                    lambda p: p[:len(digits[0]) + len(beat.chunk_values)]),
                 linear=walk.beat_index * config.lanes + j,          # the chunk's place in the box
             ))
         ctl, records = stage["a0"](ctl, "ctl"), stage["a0"](records, "lane")
@@ -170,6 +178,9 @@ class Datapath(wiring.Component):
             lanes.append(SimpleNamespace(
                 alive=rec.alive,
                 coords=coords,
+                # coordinate * stride in DSP blocks whose registers are A1's and A2's
+                products=sum((partial_products(coords[d], beat.strides[d], config.address_width, stage["a1"].product)
+                              for d in range(4)), []),
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=Mux(chunk == beat.last_chunk, beat.units_last, beat.units_per_chunk)[:5],
                 # a prefetch touches no shared memory: its beats carry address 0
@@ -184,9 +195,7 @@ class Datapath(wiring.Component):
             inside = Const(1, 1)
             for d in range(4):
                 inside = inside & (a.coords[d] >= 0) & (a.coords[d] < beat.dims[d + 1])
-            terms = [beat.base.as_signed()]
-            for d in range(4):
-                terms += partial_products(a.coords[d], beat.strides[d], width)
+            terms = [beat.base.as_signed()] + a.products
             out_lanes.append(SimpleNamespace(
                 alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0]), units=a.units,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
@@ -203,16 +212,19 @@ class Datapath(wiring.Component):
         for lane in lanes:
             lane.mask = Cat(lane.alive & lane.inside & (u < lane.units) & unit_inside(lane.window, offsets[u])
                             for u in range(16))
-            lane.dim0_offset = (lane.first_unit * beat.unit_global_bytes)[:width].as_signed()
+            lane.dim0_offset = sparse_product(lane.first_unit, beat.unit_global_bytes, UNIT_BYTES)[:width].as_signed()
             del lane.inside, lane.window, lane.first_unit
-        for name in ("b1", "b2"):
+        # B1 adds one level: its inputs come from the DSP blocks' product registers, and
+        # the route from a block is most of the stage (docs/fpga.md, "Clock speed")
+        for name, levels in (("b1", 1), ("b2", 2)):
             for lane in lanes:
                 if name == "b2":
                     lane.terms = lane.terms + [lane.dim0_offset]
                     del lane.dim0_offset
-                lane.terms = add_pairs(add_pairs(lane.terms, width), width)
+                for _ in range(levels):
+                    lane.terms = add_pairs(lane.terms, width)
             ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
-        assert all(len(lane.terms) <= 2 for lane in lanes), "the adder tree needs another stage"
+        assert all(len(lane.terms) <= 4 for lane in lanes), "the adder tree needs another stage"
 
         # -- stage C: the global address, into the beat queue -----------------------------
         queued = Signal(queued_layout(config))

@@ -20,9 +20,15 @@ from types import SimpleNamespace
 from amaranth.hdl import Array, Const, Mux, Cat
 
 from ..model.types import TYPE_INFO, Interleave, MapKind, SwizzleMode, Swizzle
-from .arith import ceil_div_operands, reciprocal_quotient, RECIPROCAL_SHIFT
+from .arith import ceil_div_operands, reciprocal_quotient, sparse_product, RECIPROCAL_SHIFT
 
-__all__ = ["decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value"]
+__all__ = ["decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
+           "UNIT_BYTES", "TYPE_BITS"]
+
+#: The sizes the unit multiplies by, from the type table: a unit's bytes in global memory
+#: and an element's bits (:func:`.arith.sparse_product`).
+UNIT_BYTES = sorted({info.unit_global_bytes for info in TYPE_INFO.values()})
+TYPE_BITS = sorted({info.bits for info in TYPE_INFO.values()})
 
 
 def type_table(attribute, width):
@@ -44,9 +50,10 @@ def swizzle_value(d):
                Mux(mode == SwizzleMode.B128, Swizzle.B128 + atom, mode))
 
 
-def decode_fields(desc):
-    """Layer 1: the stored fields in natural units, the type table's sizes, the factors of
-    the elements traversed per dimension."""
+def decode_fields(desc, product):
+    """Layer 1: the stored fields in natural units, the type table's sizes; the elements
+    traversed per dimension, multiplied in DSP blocks whose registers stand for the next
+    two stages' (``product``: :meth:`.pipeline.Stage.product`)."""
     d = SimpleNamespace()
     code = desc.elemtype
     d.rank = desc.rank + 1                               # 1..8 as stored; > 5 is an error
@@ -79,11 +86,12 @@ def decode_fields(desc):
     d.step0 = Mux(d.tiled & (d.interleave != Interleave.NONE) & ~d.packed, d.element_strides[0], 1)
     # the elements traversed per dimension, ceil(box / element stride), as two factors
     # (1 past the rank: 1 times the reciprocal of 1), so the multiplier's output is the
-    # count, with nothing behind it
-    d.count_factors = []
+    # count, with nothing behind it; ready two stages on (layer 3)
+    d.counts = []
     for i in range(5):
         numerator, reciprocal = ceil_div_operands(d.box[i], d.element_strides[i] if i else d.step0, 256)
-        d.count_factors.append((Mux(d.in_rank[i], numerator, 1), Mux(d.in_rank[i], reciprocal, 1 << RECIPROCAL_SHIFT)))
+        d.counts.append(reciprocal_quotient(Mux(d.in_rank[i], numerator, 1),
+                                            Mux(d.in_rank[i], reciprocal, 1 << RECIPROCAL_SHIFT), product))
     # the dimensions' sizes less one where the rules multiply them, 0 past the rank
     d.dims_used_less_one = [Mux(d.in_rank[i], desc.global_dim[i], 0) for i in range(5)]
     d.channels = desc.channels_per_pixel + 1
@@ -97,11 +105,10 @@ def decode_fields(desc):
 
 
 def decode_counts(d):
-    """Layer 2: the elements traversed per dimension; products of a few bits."""
-    d.counts = [reciprocal_quotient(*d.count_factors[i]) for i in range(5)]
+    """Layer 2: products by the type's size (shifts and one adder: :func:`.arith.sparse_product`)."""
     d.dim0_units = d.dims[0] >> d.values_per_unit_log2
-    d.box_bits = d.box[0] * d.bits           # the rules take box[0] << 3 for a padded type
-    d.channel_bits = d.channels * d.bits
+    d.box_bits = sparse_product(d.box[0], d.bits, TYPE_BITS)      # the rules take box[0] << 3 for a padded type
+    d.channel_bits = sparse_product(d.channels, d.bits, TYPE_BITS)
     # im2col: a dimension's range of positions is dims + upper - lower (CORNER_AREA); the
     # pixel walk restarts at dims + upper - element stride
     d.corner_area = [d.dims[i + 1] + d.corner_span[i] for i in range(3)]
@@ -109,25 +116,27 @@ def decode_counts(d):
     return d
 
 
-def decode_rows(d):
+def decode_rows(d, product):
     """Layer 3: the shared-memory row's values and units; the box's row count in two
-    products; the bytes of dimension 0."""
+    products (DSP blocks whose output registers stand for the next stage's, fed by the
+    count blocks' own: ``product``); the bytes of dimension 0."""
     # values and units in one shared-memory row; counts are at most 256, so each pair's
     # product fits 17 bits: one 18x18 block for the next layer's product
     d.row_values = Mux(d.tiled, d.counts[0], d.channels)
     d.row_units = d.row_values >> d.values_per_unit_log2
-    d.rows_12 = (d.counts[1] * d.counts[2])[:17]
-    d.rows_34 = (d.counts[3] * d.counts[4])[:17]
-    d.dim0_bytes = d.dim0_units * d.unit_global_bytes             # bytes of dimension 0
+    d.rows_12 = product(d.counts[1], d.counts[2], registered_inputs=False).map(lambda p: p[:17])
+    d.rows_34 = product(d.counts[3], d.counts[4], registered_inputs=False).map(lambda p: p[:17])
+    d.dim0_bytes = sparse_product(d.dim0_units, d.unit_global_bytes, UNIT_BYTES)     # bytes of dimension 0
     d.end_less_stride = [d.dims[i + 1] + d.upper_less_stride[i] for i in range(3)]
     return d
 
 
-def decode_row_bytes(d):
-    """Layer 4: the row's bytes, chunks and pitch; the box's row count."""
+def decode_row_bytes(d, product):
+    """Layer 4: the row's bytes, chunks and pitch; the box's row count (a DSP block as in
+    layer 3)."""
     d.row_bytes = d.row_units << d.unit_smem_bytes_log2
     d.row_chunks = (d.row_bytes + 15) >> 4
     d.row_pitch = d.row_chunks << 4
-    d.box_rows_tiled = d.rows_12 * d.rows_34
+    d.box_rows_tiled = product(d.rows_12, d.rows_34, registered_inputs=False).map(lambda p: p[:34])
     d.dim0_last = (d.dim0_bytes - 1).as_signed()
     return d

@@ -14,13 +14,21 @@ chain, one small shifter or one multiplier behind a few levels of logic (docs/fp
    stage;
 6. the box's rows; the stride extents; the odometer radices, saturated;
 7. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
-   byte count in pieces (multipliers with nothing before or after them); the mixed
-   radix's place values;
+   byte count in pieces; the mixed radix's place values;
 8. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
    first broken rule of each group of :data:`RULE_GROUP`; the box's byte count and
    SMEM_BOUNDS; the tensor's last byte and ADDRESS_WRAP, a test of its high bits;
 9. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
    the job register, with a skid register behind it.
+
+Every 18x18 product is a DSP block with its own registers (:meth:`.pipeline.Stage.product`,
+:mod:`.dsp`): the operands registered as one stage and the product as the next (the
+stride products and the element counts as stages 2 and 3), or the product alone, from
+operands in registers (the row counts in stages 4 and 5, fed by the count blocks; the
+box's bytes for both row counts in stage 6, chosen between in stage 7, so that a
+fabric register sits between those blocks and the sum behind them). On the ECP5 those
+are the block's own registers, so no path carries a block's routing both in and out
+(docs/fpga.md, "Clock speed").
 
 The stages move together while the skid register is empty. A job the walker does not
 take yet stays in the job register, and the job behind it moves into the skid, which
@@ -33,6 +41,7 @@ A rejected request becomes a job with its error code: it emits no beats and comp
 in order with the others.
 """
 
+from itertools import zip_longest
 from types import SimpleNamespace
 
 from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value, Array
@@ -141,6 +150,11 @@ class FrontEnd(wiring.Component):
             """``values`` one step later, in stage ``k``'s registers."""
             return SimpleNamespace(**{name: stage[k](value, name) for name, value in values.items()})
 
+        def products_of(k):
+            """Products in DSP blocks whose output registers are stage ``k``'s, from
+            operands already in registers."""
+            return lambda a, b: stage[k].product(a, b, registered_inputs=False)
+
         def request_of(r):
             """What every stage passes on: the request, its valid bit and its slot's."""
             return dict(valid=r.valid, request=r.request, slot_valid=r.slot_valid)
@@ -157,8 +171,12 @@ class FrontEnd(wiring.Component):
             m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
 
         # -- stages 2 to 5: the decode; the products and their adder trees -----------------
-        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid, d=decode_fields(self.snap_data))
-        r = register(3, **request_of(r), terms=product_terms(r.d), d=decode_counts(r.d))
+        # the products' DSP blocks register their operands as stage 2 and their products
+        # as stage 3 (rtl/dsp.py); the row counts' blocks take the count blocks' products
+        fields = decode_fields(self.snap_data, stage[2].product)
+        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid,
+                     terms=product_terms(fields, stage[2].product), d=fields)
+        r = register(3, **request_of(r), terms=r.terms, d=decode_counts(r.d))
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
         # products plus dim0_bytes - 1 (added two levels later, when it is ready)
         mode = r.request.mode.as_value()
@@ -169,10 +187,10 @@ class FrontEnd(wiring.Component):
                      Mux(mode == AccessMode.IM2COL_W, r.d.pixels + w_halo, 128 + 4 * w_halo)))
         r = register(4, **request_of(r), other_rows=other_rows,
                      extent_terms=[add_pairs(r.terms[i] + [r.d.strides[i].as_signed()], SPAN_WIDTH) for i in range(3)],
-                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d))
+                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[4].product))
         r = register(5, **request_of(r), other_rows=r.other_rows,
                      extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
-                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d))
+                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d, stage[5].product))
 
         # -- stage 6: the box's rows, extents, radices -------------------------------------
         d = r.d
@@ -183,21 +201,26 @@ class FrontEnd(wiring.Component):
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]
         r = register(6, **request_of(r), d=d, room=smem_room(r.request, config),
-                     rows=rows,
                      extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
                      # the tensor's last byte: the base address joins the span's terms
                      span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
                      radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
+                     # the box's bytes in pieces, for either row count: DSP blocks whose
+                     # product registers are stage 6's, so that stage 7's registers (the
+                     # choice between them) can sit between the blocks and stage 8's sum
+                     # (docs/fpga.md, "Clock speed")
+                     other_terms=partial_products(r.other_rows, d.row_pitch, BOX_BYTES_WIDTH, products_of(6)),
+                     tiled_terms=partial_products(d.box_rows_tiled, d.row_pitch, BOX_BYTES_WIDTH, products_of(6)),
                      # units in the row's last chunk
                      units_last=d.row_units - ((d.row_chunks - 1) << d.units_per_chunk_log2))
 
         # -- stage 7: the rules, the box's bytes in pieces, place values -------------------
         rules = rule_list(r.d, r.request, r.extents, r.slot_valid, config)
+        gather, pixel_mode = mode_kinds(r.request)
         r = register(7, **request_of(r), d=r.d, room=r.room, radices=r.radices, units_last=r.units_last,
                      broken=Cat(condition for condition, _ in rules),
-                     # registered straight out of the multipliers: a DSP block's routing
-                     # in and out is most of a stage (docs/fpga.md, "Clock speed")
-                     box_terms=partial_products(r.rows, r.d.row_pitch, BOX_BYTES_WIDTH),
+                     box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
+                                in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
                      span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
                      prefixes=place_values(m, r.saturated, config.lanes),
                      pixel_roles=self._pixel_roles(r.d, r.request))

@@ -11,13 +11,32 @@ Only a stage's valid bits are reset. Every other register holds data that its va
 qualifies, so it is reset-less: on the ECP5 a reset is a net to every flip-flop it
 clears, and for the whole pipeline that net reached some 13,600 of them, the heaviest
 load the router had to carry (docs/fpga.md, "Clock speed").
+
+A product can take its registers from a DSP block instead (:meth:`Stage.product`,
+:mod:`.dsp`): it is then a :class:`Delayed` value, which the stages it crosses pass on
+unregistered, so it reaches the same stage as a product registered in the fabric would.
 """
 
 from types import SimpleNamespace
 
-from amaranth.hdl import Signal, Value, ValueCastable
+from amaranth.hdl import Const, Signal, Value, ValueCastable
 
-__all__ = ["Stage"]
+from .dsp import Multiplier
+
+__all__ = ["Stage", "Delayed"]
+
+
+class Delayed:
+    """A value whose registers are not the stages' own (a DSP block's): it is a stage's
+    register value ``stages`` stages on, so the next ``stages`` stages pass it on, the
+    last as the plain value."""
+
+    def __init__(self, value, stages: int):
+        self.value, self.stages = value, stages
+
+    def map(self, function):
+        """``function`` of the value (wiring only: slices, shifts), delayed alike."""
+        return Delayed(function(self.value), self.stages)
 
 
 class Stage:
@@ -35,6 +54,7 @@ class Stage:
         self.m = m
         self.enable = enable
         self.prefix = prefix
+        self.blocks = 0
 
     def __call__(self, value, name: str = "value"):
         if isinstance(value, SimpleNamespace):
@@ -43,6 +63,8 @@ class Stage:
             return [self(item, f"{name}{i}") for i, item in enumerate(value)]
         if isinstance(value, (int, bool)):
             return value
+        if isinstance(value, Delayed):
+            return value.value if value.stages == 1 else Delayed(value.value, value.stages - 1)
         if not isinstance(value, ValueCastable):
             value = Value.cast(value)
         reset = name == "valid" or name.endswith("_valid")
@@ -53,3 +75,20 @@ class Stage:
             with self.m.If(self.enable):
                 self.m.d.sync += register.eq(value)
         return register
+
+    def product(self, a, b, registered_inputs: bool = True) -> Delayed:
+        """``a * b`` (operands of at most 17 bits unsigned or 18 signed) in a DSP block
+        whose own registers stand for this stage's (the operands, ``registered_inputs``)
+        and the next one's (the product): built from this stage's inputs, the product is
+        the next stage's register value. Without ``registered_inputs`` the operands come
+        from registers already (another block's product, for one), and the product is
+        this stage's register value."""
+        for operand in (a, b):
+            shape = Value.cast(operand).shape()
+            assert shape.width <= (18 if shape.signed else 17), f"a DSP operand of {shape} is wider than 18x18"
+        block = Multiplier(registered_inputs)
+        self.m.submodules[f"{self.prefix}_dsp{self.blocks}"] = block     # named in timing reports
+        self.blocks += 1
+        self.m.d.comb += [block.a.eq(a), block.b.eq(b),
+                          block.enable.eq(Const(1, 1) if self.enable is None else self.enable)]
+        return Delayed(block.product, 2 if registered_inputs else 1)

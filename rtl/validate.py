@@ -53,12 +53,13 @@ def _ptx(dtype):
     return TYPE_INFO[dtype].ptx_code
 
 
-def product_terms(d):
+def product_terms(d, multiply=None):
     """The partial products (:func:`.arith.partial_products`) of ``(dim[i] - 1) *
     stride[i-1]`` for dimensions i = 1..4 (0 past the rank), one list per dimension:
     summed, term i plus ``stride[i-1]`` is the extent ``dim[i] * stride[i-1]``, and the
-    four plus ``dim0_bytes - 1`` are the tensor's last byte."""
-    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH)
+    four plus ``dim0_bytes - 1`` are the tensor's last byte. ``multiply``: as for
+    :func:`.arith.partial_products`."""
+    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply)
             for i in range(1, 5)]
 
 

