@@ -141,10 +141,20 @@ class DescriptorFile(wiring.Component):
         read_slot = Signal()            # the response reads the slot memory
         read_value = Signal(32)         # or this register value
 
+        # a slot write is registered and lands a cycle after its decode: the decode's
+        # compares then end in flip-flops, not in the write enables of the 450 LUT RAM
+        # cells spread over the chip (docs/fpga.md, "Clock speed"). It lands at the end
+        # of the cycle its ack is on the bus; the slot was marked invalid at the decode,
+        # so no request can take the slot's old contents for valid in between.
+        write_en = Signal(len(write.en))
+        write_slot = Signal.like(slot)
+        write_data = Signal(32)
+        m.d.sync += write_en.eq(0)
         m.d.comb += [
             bus_read.addr.eq(slot),
-            write.addr.eq(slot),
-            write.data.eq(bus.dat_w.replicate(WORDS_PER_SLOT)),
+            write.addr.eq(write_slot),
+            write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
+            write.en.eq(write_en),
         ]
         # the response, registered below; it is gated by the response already given apart
         # from the decode, so that Yosys does not fold a flip-flop's own output into its
@@ -165,7 +175,7 @@ class DescriptorFile(wiring.Component):
             with m.If(in_slots):
                 m.d.comb += ack.eq(1)
                 with m.If(bus.we):
-                    m.d.comb += write.en.eq(bus.sel << (4 * word))
+                    m.d.sync += [write_en.eq(bus.sel << (4 * word)), write_slot.eq(slot), write_data.eq(bus.dat_w)]
                     m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << slot))
                 with m.Else():
                     m.d.comb += bus_read.en.eq(1)
