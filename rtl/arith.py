@@ -14,6 +14,8 @@ part-way (docs/fpga.md, "Clock speed").
   1..8 by a multiply with the reciprocal, exact over the operand range it is built for.
 """
 
+import operator
+
 from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
 
 from .pipeline import Delayed
@@ -49,7 +51,7 @@ def partial_products(a, b, width: int, multiply=None):
     are left out. ``multiply``: how a piece product is made (a pipeline stage's DSP
     block, :meth:`.pipeline.Stage.product`, whose terms are then delayed values);
     by default ``*``."""
-    multiply = multiply or _times
+    multiply = multiply or operator.mul
     terms = []
     for shift_a, piece_a in _pieces(a):
         for shift_b, piece_b in _pieces(b):
@@ -61,10 +63,6 @@ def partial_products(a, b, width: int, multiply=None):
                                piece_b[:keep].as_signed() if piece_b.shape().signed else piece_b[:keep])
             terms.append(_apply(product, lambda p, shift=shift: (p << shift)[:width].as_signed()))
     return terms
-
-
-def _times(a, b):
-    return a * b
 
 
 def _apply(value, function):
@@ -166,4 +164,4 @@ def reciprocal_quotient(numerator, reciprocal, multiply=None):
     """The quotient of :func:`ceil_div_operands`' two factors (``multiply``: as for
     :func:`partial_products`)."""
     width = len(Value.cast(numerator)) + len(Value.cast(reciprocal)) - RECIPROCAL_SHIFT
-    return _apply((multiply or _times)(numerator, reciprocal), lambda p: p[RECIPROCAL_SHIFT:RECIPROCAL_SHIFT + width])
+    return _apply((multiply or operator.mul)(numerator, reciprocal), lambda p: p[RECIPROCAL_SHIFT:RECIPROCAL_SHIFT + width])
