@@ -122,13 +122,6 @@ class ReadyPattern:
         """Low cycles in ``[0, cycle)``."""
         return cycle - self.count_before(cycle)
 
-    def nth_highs(self, index: np.ndarray) -> np.ndarray:
-        """:meth:`nth_high` of every element of an array."""
-        if self.per_period == self.period:                  # always ready
-            return index
-        whole, part = np.divmod(index, self.per_period)
-        return whole * self.period + self.high_array[part]
-
 
 def records_of(image, fields: dict, config: UnitConfig) -> tuple[int, bool]:
     """The walker records a request makes and whether they carry beats: ceil(chunks /
