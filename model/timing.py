@@ -53,7 +53,7 @@ __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "BEAT_QUEUE", "COMPLETION_LATE
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
 #: products and rows, box bytes and radices, rules, the first broken rule (the job).
-FRONT_END_STAGES = 9
+FRONT_END_STAGES = 11
 #: Steps from the walker to the beat stream: the walk register, datapath A0, A1, A2, B1,
 #: B2, and the beat queue (first word fall-through: an entry is at its head the cycle
 #: after it is written).

@@ -145,8 +145,9 @@ def small_divmod(x, divisor, limit: int):
 RECIPROCAL_SHIFT = 12
 
 
-def ceil_div_operands(a, k, a_max: int):
-    """The two factors of ``ceil(a / k)`` for ``0 <= a <= a_max`` and ``k`` in 1..8:
+def ceil_div_operands(a_less_one, k, a_max: int):
+    """The two factors of ``ceil(a / k)`` for ``1 <= a <= a_max`` (given as ``a - 1``, as
+    a descriptor stores it, so the first factor is one add) and ``k`` in 1..8:
     ``a + k - 1`` and ``ceil(2**12 / k)``, whose product shifted down by 12
     (:func:`reciprocal_quotient`) is the quotient, so a pipeline can register them before
     the multiply. The construction checks that this is exact over the whole range, or
@@ -157,7 +158,7 @@ def ceil_div_operands(a, k, a_max: int):
             if (n * reciprocals[d]) >> RECIPROCAL_SHIFT != n // d:
                 raise ValueError(f"ceil_div_operands: a_max {a_max} is past the reciprocal's exact range")
     table = Array(Const(r, unsigned(RECIPROCAL_SHIFT + 1)) for r in reciprocals)
-    return a + k - 1, table[k]
+    return a_less_one + k, table[k]
 
 
 def reciprocal_quotient(numerator, reciprocal, multiply=None):

@@ -89,7 +89,7 @@ def decode_fields(desc, product):
     # count, with nothing behind it; ready two stages on (layer 3)
     d.counts = []
     for i in range(5):
-        numerator, reciprocal = ceil_div_operands(d.box[i], d.element_strides[i] if i else d.step0, 256)
+        numerator, reciprocal = ceil_div_operands(desc.box_dim[i], d.element_strides[i] if i else d.step0, 256)
         d.counts.append(reciprocal_quotient(Mux(d.in_rank[i], numerator, 1),
                                             Mux(d.in_rank[i], reciprocal, 1 << RECIPROCAL_SHIFT), product))
     # the dimensions' sizes less one where the rules multiply them, 0 past the rank

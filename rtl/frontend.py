@@ -1,31 +1,35 @@
 """The front of the unit: accept a request, snapshot its descriptor, check every rule,
 and set up the job the walker runs.
 
-Nine stages, one request per cycle, cut so that no stage holds more than about one carry
-chain, one small shifter or one multiplier behind a few levels of logic (docs/fpga.md,
-"Clock speed"):
+Eleven stages, one request per cycle, cut so that no stage holds more than about one
+carry chain, one small shifter or one multiplier behind a few levels of logic
+(docs/fpga.md, "Clock speed"):
 
 1. accept: the request is registered and its slot is read from the descriptor file
    (the snapshot: later bus writes to the slot cannot reach this request);
-2. to 5. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
+2. the snapshot copied into registers near the decode: the descriptor file's LUT RAM
+   sits where its bus puts it, and the route from it is a stage of its own;
+3. to 6. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
    elements traversed per dimension; the shared-memory row; its bytes and the box's
    rows. Beside them: the partial products of the strides and dimensions the rules need
-   (:func:`.validate.product_terms`) in stage 3, then one level of their adder trees a
+   (:func:`.validate.product_terms`) in stage 4, then one level of their adder trees a
    stage;
-6. the box's rows; the stride extents; the odometer radices, saturated;
-7. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
+7. the box's rows; the stride extents; the odometer radices, saturated;
+8. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
    byte count in pieces; the mixed radix's place values;
-8. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
-   first broken rule of each group of :data:`RULE_GROUP`; the box's byte count and
-   SMEM_BOUNDS; the tensor's last byte and ADDRESS_WRAP, a test of its high bits;
-9. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
+9. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
+   first broken rule of each group of :data:`RULE_GROUP`; the box's byte count; the
+   tensor's last byte;
+10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
+   of the last byte's high bits; the beat count; the first broken group;
+11. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
    the job register, with a skid register behind it.
 
 Every 18x18 product is a DSP block with its own registers (:meth:`.pipeline.Stage.product`,
 :mod:`.dsp`): the operands registered as one stage and the product as the next (the
-stride products and the element counts as stages 2 and 3), or the product alone, from
-operands in registers (the row counts in stages 4 and 5, fed by the count blocks; the
-box's bytes for both row counts in stage 6, chosen between in stage 7, so that a
+stride products and the element counts as stages 3 and 4), or the product alone, from
+operands in registers (the row counts in stages 5 and 6, fed by the count blocks; the
+box's bytes for both row counts in stage 7, chosen between in stage 8, so that a
 fabric register sits between those blocks and the sum behind them). On the ECP5 those
 are the block's own registers, so no path carries a block's routing both in and out
 (docs/fpga.md, "Clock speed").
@@ -61,11 +65,11 @@ from .validate import product_terms, SPAN_WIDTH, rule_list, smem_room, smem_over
 __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix"]
 
 #: Registers from a request to its job (the timing model's FRONT_END_STAGES).
-STAGES = 9
+STAGES = 11
 #: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
 BOX_BYTES_WIDTH = 45
-#: Rules whose first broken one stage 8 finds; stage 9 picks among the groups.
-RULE_GROUP = 16
+#: Rules whose first broken one stage 9 finds; stage 10 picks among the groups.
+RULE_GROUP = 8
 
 
 def saturate(value, limit: int):
@@ -170,13 +174,15 @@ class FrontEnd(wiring.Component):
         with m.If(advance):
             m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
 
-        # -- stages 2 to 5: the decode; the products and their adder trees -----------------
-        # the products' DSP blocks register their operands as stage 2 and their products
-        # as stage 3 (rtl/dsp.py); the row counts' blocks take the count blocks' products
-        fields = decode_fields(self.snap_data, stage[2].product)
-        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid,
-                     terms=product_terms(fields, stage[2].product), d=fields)
-        r = register(3, **request_of(r), terms=r.terms, d=decode_counts(r.d))
+        # -- stage 2: the snapshot copied ----------------------------------------------------
+        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid, snapshot=self.snap_data)
+
+        # -- stages 3 to 6: the decode; the products and their adder trees -----------------
+        # the products' DSP blocks register their operands as stage 3 and their products
+        # as stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products
+        fields = decode_fields(r.snapshot, stage[3].product)
+        r = register(3, **request_of(r), terms=product_terms(fields, stage[3].product), d=fields)
+        r = register(4, **request_of(r), terms=r.terms, d=decode_counts(r.d))
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
         # products plus dim0_bytes - 1 (added two levels later, when it is ready)
         mode = r.request.mode.as_value()
@@ -185,14 +191,14 @@ class FrontEnd(wiring.Component):
         other_rows = Mux(gather, 4,                  # the rows of a box that is not tiled
                      Mux(mode == AccessMode.IM2COL, r.d.pixels,
                      Mux(mode == AccessMode.IM2COL_W, r.d.pixels + w_halo, 128 + 4 * w_halo)))
-        r = register(4, **request_of(r), other_rows=other_rows,
+        r = register(5, **request_of(r), other_rows=other_rows,
                      extent_terms=[add_pairs(r.terms[i] + [r.d.strides[i].as_signed()], SPAN_WIDTH) for i in range(3)],
-                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[4].product))
-        r = register(5, **request_of(r), other_rows=r.other_rows,
+                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[5].product))
+        r = register(6, **request_of(r), other_rows=r.other_rows,
                      extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
-                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d, stage[5].product))
+                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d, stage[6].product))
 
-        # -- stage 6: the box's rows, extents, radices -------------------------------------
+        # -- stage 7: the box's rows, extents, radices -------------------------------------
         d = r.d
         gather, pixel_mode = mode_kinds(r.request)
         rows = Mux(gather | pixel_mode, r.other_rows, d.box_rows_tiled)
@@ -200,24 +206,24 @@ class FrontEnd(wiring.Component):
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]
-        r = register(6, **request_of(r), d=d, room=smem_room(r.request, config),
+        r = register(7, **request_of(r), d=d, room=smem_room(r.request, config),
                      extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
                      # the tensor's last byte: the base address joins the span's terms
                      span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
                      radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
                      # the box's bytes in pieces, for either row count: DSP blocks whose
-                     # product registers are stage 6's, so that stage 7's registers (the
-                     # choice between them) can sit between the blocks and stage 8's sum
+                     # product registers are stage 7's, so that stage 8's registers (the
+                     # choice between them) can sit between the blocks and stage 9's sum
                      # (docs/fpga.md, "Clock speed")
-                     other_terms=partial_products(r.other_rows, d.row_pitch, BOX_BYTES_WIDTH, products_of(6)),
-                     tiled_terms=partial_products(d.box_rows_tiled, d.row_pitch, BOX_BYTES_WIDTH, products_of(6)),
+                     other_terms=partial_products(r.other_rows, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
+                     tiled_terms=partial_products(d.box_rows_tiled, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
                      # units in the row's last chunk
                      units_last=d.row_units - ((d.row_chunks - 1) << d.units_per_chunk_log2))
 
-        # -- stage 7: the rules, the box's bytes in pieces, place values -------------------
+        # -- stage 8: the rules, the box's bytes in pieces, place values -------------------
         rules = rule_list(r.d, r.request, r.extents, r.slot_valid, config)
         gather, pixel_mode = mode_kinds(r.request)
-        r = register(7, **request_of(r), d=r.d, room=r.room, radices=r.radices, units_last=r.units_last,
+        r = register(8, **request_of(r), d=r.d, room=r.room, radices=r.radices, units_last=r.units_last,
                      broken=Cat(condition for condition, _ in rules),
                      box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
                                 in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
@@ -225,23 +231,27 @@ class FrontEnd(wiring.Component):
                      prefixes=place_values(m, r.saturated, config.lanes),
                      pixel_roles=self._pixel_roles(r.d, r.request))
 
-        # -- stage 8: the job set-up; each group's first broken rule; SMEM_BOUNDS ----------
+        # -- stage 9: the job set-up; each group's first broken rule; the sums -------------
         job = Signal.like(self.job.payload)
         self._job_setup(m, job, r.d, r.request, r.radices, r.prefixes, r.units_last, r.pixel_roles)
         codes = [code for _, code in rules]
         groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(rules)))])
                   for start in range(0, len(rules), RULE_GROUP)]
-        box_bytes = sum_terms(r.box_terms, BOX_BYTES_WIDTH)
-        r = register(8, valid=r.valid, job=job, groups=groups,
-                     overflows=smem_overflows(r.request, box_bytes, r.room), box_bytes=box_bytes,
-                     beats=((box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
-                     wraps=address_wraps(sum_terms(r.span_terms, SPAN_WIDTH).as_signed(), config))
+        r = register(9, valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
+                     box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
+                     last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed())
 
-        # -- stage 9: the first broken rule, into the job register --------------------------
+        # -- stage 10: SMEM_BOUNDS, ADDRESS_WRAP, the beats, the first broken group -------
         any_broken, first_code = first_broken(r.groups)
-        code = Mux(any_broken, first_code,
+        r = register(10, valid=r.valid, job=r.job, any_broken=any_broken, first_code=first_code,
+                     box_bytes=r.box_bytes, overflows=smem_overflows(r.request, r.box_bytes, r.room),
+                     beats=((r.box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
+                     wraps=address_wraps(r.last_byte, config))
+
+        # -- stage 11: the code, into the job register ---------------------------------------
+        code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
-        ok = ~any_broken & ~r.overflows & ~r.wraps
+        ok = ~r.any_broken & ~r.overflows & ~r.wraps
         incoming = Signal(job_layout(config))
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
@@ -318,8 +328,9 @@ class FrontEnd(wiring.Component):
         _, pixel_mode = mode_kinds(req)
         op = req.operation.as_value()
         offsets_apply = im2col & ((op == Operation.LOAD) | (op == Operation.PREFETCH))
-        spatial = Mux(im2col, d.rank - 2, 1)
-        walks = [pixel_mode & (spatial >= i) for i in range(1, 5)]
+        # im2col walks the rank - 2 spatial dimensions, the other modes one: compares of
+        # the rank with constants, no subtract before them
+        walks = [pixel_mode & Mux(im2col, d.rank >= i + 2, i == 1) for i in range(1, 5)]
         offsets = []
         for i in range(1, SPATIAL + 1):
             offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
