@@ -24,7 +24,8 @@ COMMAND_READ = ord("R")
 REPLY_ACK = ord("K")
 REPLY_ERR = ord("E")
 REPLY_UNKNOWN = ord("?")
-ACCESS_TIMEOUT = 1 << 16        # cycles without ack or err before the bridge answers 'E'
+ACCESS_TIMEOUT = 1 << 16        # cycles without ack or err before the bridge answers 'E' (a power of two)
+assert ACCESS_TIMEOUT & (ACCESS_TIMEOUT - 1) == 0, "the timeout is the top bit of its count"
 
 
 class UartBridge(wiring.Component):
@@ -41,8 +42,7 @@ class UartBridge(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         operand = Signal(64)            # address, then data, little-endian
-        needed = Signal(range(9))
-        received = Signal(range(9))
+        left = Signal(range(9))         # operand bytes still to come
         write = Signal()
         result = Signal(32)
         ok = Signal()
@@ -60,8 +60,7 @@ class UartBridge(wiring.Component):
                 m.d.comb += self.commands.ready.eq(1)
                 with m.If(self.commands.valid):
                     byte = self.commands.payload
-                    m.d.sync += [received.eq(0), write.eq(byte == COMMAND_WRITE),
-                                 needed.eq(Mux(byte == COMMAND_WRITE, 8, 4))]
+                    m.d.sync += [write.eq(byte == COMMAND_WRITE), left.eq(Mux(byte == COMMAND_WRITE, 8, 4))]
                     with m.If((byte == COMMAND_WRITE) | (byte == COMMAND_READ)):
                         m.next = "operand"
                     with m.Else():
@@ -71,8 +70,8 @@ class UartBridge(wiring.Component):
                 m.d.comb += self.commands.ready.eq(1)
                 with m.If(self.commands.valid):
                     shifted = Cat(operand[8:], self.commands.payload)
-                    m.d.sync += [operand.eq(shifted), received.eq(received + 1)]
-                    with m.If(received + 1 == needed):
+                    m.d.sync += [operand.eq(shifted), left.eq(left - 1)]
+                    with m.If(left == 1):
                         # a read's operand came in 4 bytes: it sits in the top half
                         address = Mux(write, shifted[:32], shifted[32:])
                         m.d.sync += [waited.eq(0), strobe.eq(1), self.bus.adr.eq(address[2:]),
@@ -84,7 +83,8 @@ class UartBridge(wiring.Component):
                     m.d.sync += [reply.eq(Cat(Const(REPLY_ACK, 8), self.bus.dat_r)),
                                  reply_left.eq(Mux(write, 1, 5)), strobe.eq(0)]
                     m.next = "reply"
-                with m.Elif(self.bus.err | (waited == ACCESS_TIMEOUT)):
+                # the count's top bit: set when it reaches ACCESS_TIMEOUT, a power of two
+                with m.Elif(self.bus.err | waited[-1]):
                     m.d.sync += [reply.eq(REPLY_ERR), reply_left.eq(1), strobe.eq(0)]
                     m.next = "reply"
             with m.State("reply"):

@@ -15,6 +15,9 @@ Byte address map (the bridge's Wishbone bus, 32-bit words):
 Anything else answers ``err``.
 """
 
+import operator
+from functools import reduce
+
 from amaranth.hdl import Module, Signal, Cat, Const, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -127,36 +130,47 @@ class PrototypeTop(wiring.Component):
         m.d.comb += [unit.requests.valid.eq(pushing), unit.requests.payload.eq(staged[:unit.requests.payload.shape().size])]
 
         # -- the prototyping registers ------------------------------------------------------
+        # like the unit's own (rtl/regfile.py): the strobe's cycle registers the decode, the
+        # next acts on it and registers the answer, on the bus a cycle later
         proto_ack, proto_err, proto_data = Signal(), Signal(), Signal(32)
-        start = bus.cyc & bus.stb & to_proto & ~proto_ack & ~proto_err
-        m.d.sync += [proto_ack.eq(0), proto_err.eq(0)]
+        pending = Signal()
+        start = bus.cyc & bus.stb & to_proto & ~pending & ~proto_ack & ~proto_err & ~pushing
         byte_offset = Cat(Const(0, 2), proto_word[:(PROTO_WORDS - 1).bit_length()])
+        request_words = [_offset("REQUEST") + 4 * i for i in range(REQUEST_WORDS)]
+        readable = {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions,
+                    "LAST_COMPLETION": last, "BYTES": total}
+        offsets = request_words + [_offset(name) for name in ("PUSH", "CLEAR", *readable)]
+        hits = Signal(len(offsets))
+        with m.If(start):
+            m.d.sync += hits.eq(Cat(byte_offset == offset for offset in offsets))
+        m.d.sync += [pending.eq(start), proto_ack.eq(0), proto_err.eq(0)]
+        hit = dict(zip(offsets, hits))
         with m.If(pushing & unit.requests.ready):
             m.d.sync += [pushing.eq(0), proto_ack.eq(1)]
-        with m.If(start & ~pushing):
-            readable = {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions,
-                        "LAST_COMPLETION": last, "BYTES": total}
-            with m.Switch(byte_offset):
-                for i in range(REQUEST_WORDS):
-                    with m.Case(_offset("REQUEST") + 4 * i):
-                        m.d.sync += [proto_ack.eq(1), proto_data.eq(staged[32 * i:32 * i + 32])]
-                        with m.If(bus.we):
-                            for b in range(4):
-                                with m.If(bus.sel[b]):
-                                    m.d.sync += staged[32 * i + 8 * b:32 * i + 8 * b + 8].eq(bus.dat_w[8 * b:8 * b + 8])
-                with m.Case(_offset("PUSH")):
-                    with m.If(bus.we):
-                        m.d.sync += pushing.eq(1)          # acknowledged when taken
-                    with m.Else():
-                        m.d.sync += proto_err.eq(1)
-                with m.Case(_offset("CLEAR")):
-                    m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we)]
-                    m.d.comb += clear.eq(bus.we)
-                for name, value in readable.items():
-                    with m.Case(_offset(name)):
-                        m.d.sync += [proto_ack.eq(~bus.we), proto_err.eq(bus.we), proto_data.eq(value)]
-                with m.Default():
-                    m.d.sync += proto_err.eq(1)
+        with m.If(pending):
+            values = [staged[32 * i:32 * i + 32] for i in range(REQUEST_WORDS)] + list(readable.values())
+            keys = request_words + [_offset(name) for name in readable]
+            # one register is hit at most: an AND-OR multiplexer
+            m.d.sync += proto_data.eq(reduce(operator.or_, (Mux(hit[k], v, 0) for k, v in zip(keys, values))))
+            readable_hit = Cat(hit[_offset(name)] for name in readable).any()
+            with m.If(Cat(hit[k] for k in request_words).any()):
+                m.d.sync += proto_ack.eq(1)
+            with m.Elif(hit[_offset("PUSH")]):
+                # a push is acknowledged when the unit takes the request
+                m.d.sync += [pushing.eq(bus.we), proto_err.eq(~bus.we)]
+            with m.Elif(hit[_offset("CLEAR")]):
+                m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we)]
+                m.d.comb += clear.eq(bus.we)
+            with m.Elif(readable_hit):
+                m.d.sync += [proto_ack.eq(~bus.we), proto_err.eq(bus.we)]
+            with m.Else():
+                m.d.sync += proto_err.eq(1)
+            with m.If(bus.we):
+                for i, offset in enumerate(request_words):
+                    with m.If(hit[offset]):
+                        for b in range(4):
+                            with m.If(bus.sel[b]):
+                                m.d.sync += staged[32 * i + 8 * b:32 * i + 8 * b + 8].eq(bus.dat_w[8 * b:8 * b + 8])
 
         # -- anything else: err, one cycle later -------------------------------------------
         other_err = Signal()
@@ -164,6 +178,7 @@ class PrototypeTop(wiring.Component):
         m.d.comb += [
             bus.ack.eq(unit.bus.ack | proto_ack),
             bus.err.eq(unit.bus.err | proto_err | other_err),
-            bus.dat_r.eq(Mux(to_unit, unit.bus.dat_r, proto_data)),
+            # the unit's answer is a register, as is its ack: no address compare on this path
+            bus.dat_r.eq(Mux(unit.bus.ack, unit.bus.dat_r, proto_data)),
         ]
         return m

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import reduce
 
 from amaranth.hdl import Module, Signal, Cat, Const, Mux, unsigned
-from amaranth.lib import wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -54,6 +54,7 @@ REGISTERS: tuple[Register, ...] = (
              "word of slot s clears bit s"),
 )
 _BY_NAME = {r.name: r for r in REGISTERS}
+_INDEX = {r.name: i for i, r in enumerate(REGISTERS)}
 SLOT_VALID_ADDRESS = _BY_NAME["SLOT_VALID"].offset
 
 
@@ -131,79 +132,93 @@ class DescriptorFile(wiring.Component):
             m.d.sync += self.snap_valid.eq(snap_in_range & (slot_valid >> self.snap_slot[:self.slot_width])[0])
 
         # -- bus decode -----------------------------------------------------------------
+        # The strobe's cycle registers the address decode (the compares), the next acts
+        # on it and registers the answer, which is on the bus in the third; a slot read
+        # takes one more, for the slot memory's read register before the word is picked
+        # from its 32. So no path runs from the address through the compares into the
+        # write enables, the read multiplexers or the answer (docs/fpga.md, "Clock
+        # speed"); the bus is for set-up, and its rate does not matter.
         byte_addr = Cat(Const(0, 2), bus.adr)
-        start = bus.cyc & bus.stb & ~bus.ack & ~bus.err
-        in_slots = (byte_addr >= SLOT_BASE) & (byte_addr < SLOT_BASE + config.slots * SLOT_STRIDE)
+        pending, reading = Signal(), Signal()
+        start = bus.cyc & bus.stb & ~pending & ~reading & ~bus.ack & ~bus.err
         slot_offset = byte_addr - SLOT_BASE
-        slot = slot_offset[7:7 + self.slot_width] if config.slots > 1 else Const(0, 1)
-        word = slot_offset[2:7]
-        word_reg = Signal(5)
-        read_slot = Signal()            # the response reads the slot memory
-        read_value = Signal(32)         # or this register value
+        decoded = Signal(data.StructLayout({
+            "in_slots": 1, "slot": self.slot_width, "word": 5,
+            "hits": len(REGISTERS), "we": 1,
+        }))
+        with m.If(start):
+            m.d.sync += [
+                decoded.in_slots.eq((byte_addr >= SLOT_BASE) & (byte_addr < SLOT_BASE + config.slots * SLOT_STRIDE)),
+                decoded.slot.eq(slot_offset[7:7 + self.slot_width] if config.slots > 1 else 0),
+                decoded.word.eq(slot_offset[2:7]),
+                decoded.hits.eq(Cat(byte_addr == r.offset for r in REGISTERS)),
+                decoded.we.eq(bus.we),
+            ]
+        m.d.sync += [pending.eq(start), reading.eq(0)]
 
-        # a slot write is registered and lands a cycle after its decode: the decode's
-        # compares then end in flip-flops, not in the write enables of the 450 LUT RAM
-        # cells spread over the chip (docs/fpga.md, "Clock speed"). It lands at the end
-        # of the cycle its ack is on the bus; the slot was marked invalid at the decode,
-        # so no request can take the slot's old contents for valid in between.
+        def hit(name):
+            return decoded.hits[_INDEX[name]]
+
+        # a slot write is registered: the decode's flip-flops, not logic, drive the write
+        # enables of the 450 LUT RAM cells spread over the chip. It lands as its ack is on
+        # the bus; the slot was marked invalid a cycle before, so no request can take the
+        # slot's old contents for valid in between.
         write_en = Signal(len(write.en))
-        write_slot = Signal.like(slot)
+        write_slot = Signal.like(decoded.slot)
         write_data = Signal(32)
         m.d.sync += write_en.eq(0)
         m.d.comb += [
-            bus_read.addr.eq(slot),
+            bus_read.addr.eq(decoded.slot),
             write.addr.eq(write_slot),
             write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
             write.en.eq(write_en),
         ]
-        # the response, registered below; it is gated by the response already given apart
-        # from the decode, so that Yosys does not fold a flip-flop's own output into its
-        # synchronous reset (a loop through the reset input that ABC9 cannot map)
-        ack, err = Signal(), Signal()
-        m.d.sync += [bus.ack.eq(ack & ~bus.ack & ~bus.err), bus.err.eq(err & ~bus.ack & ~bus.err)]
-
-        def reg(name):
-            return byte_addr == _BY_NAME[name].offset
+        ack, err, answer = Signal(), Signal(), Signal(32)
+        m.d.sync += [bus.ack.eq(ack), bus.err.eq(err), bus.dat_r.eq(answer)]
 
         def masked(old, new):
             """``new`` where ``sel`` enables a byte, ``old`` elsewhere (32 bits)."""
             return Cat(*(Mux(bus.sel[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(4)))
 
         values = self._register_values(slot_valid, status_error, last_error, error_count, error_id, completed)
-        with m.If(start):
-            m.d.sync += [read_slot.eq(0), word_reg.eq(word)]
-            with m.If(in_slots):
-                m.d.comb += ack.eq(1)
-                with m.If(bus.we):
-                    m.d.sync += [write_en.eq(bus.sel << (4 * word)), write_slot.eq(slot), write_data.eq(bus.dat_w)]
-                    m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << slot))
+        # the offsets are distinct, so at most one register is hit: an AND-OR multiplexer
+        # with no priority chain behind it
+        known = Cat(hit(name) for name in values).any()
+        read_value = reduce(operator.or_, (Mux(hit(name), value, 0) for name, value in values.items()))
+        with m.If(reading):
+            m.d.comb += [ack.eq(1), answer.eq(bus_read.data.word_select(decoded.word, 32))]
+        with m.If(pending):
+            with m.If(decoded.in_slots):
+                m.d.comb += ack.eq(decoded.we)
+                with m.If(decoded.we):
+                    m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
+                                 write_data.eq(bus.dat_w)]
+                    m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << decoded.slot))
                 with m.Else():
                     m.d.comb += bus_read.en.eq(1)
-                    m.d.sync += read_slot.eq(1)
-            with m.Elif(bus.we):
-                with m.If(reg("STATUS")):
+                    m.d.sync += reading.eq(1)
+            with m.Elif(decoded.we):
+                with m.If(hit("STATUS")):
                     m.d.comb += ack.eq(1)
                     with m.If(bus.sel[0] & bus.dat_w[0]):
                         m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0)]
-                with m.Elif(reg("SLOT_VALID")):
+                with m.Elif(hit("SLOT_VALID")):
                     m.d.comb += ack.eq(1)
                     m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))
                 with m.Else():
                     m.d.comb += err.eq(1)               # read-only or unmapped
             with m.Else():
-                # the offsets are distinct, so at most one register is hit: an AND-OR
-                # multiplexer, with no priority chain behind it
-                hits = [(reg(register), value) for register, value in values.items()]
-                known = Cat(hit for hit, _ in hits).any()
-                m.d.comb += [ack.eq(known), err.eq(~known)]
-                m.d.sync += read_value.eq(reduce(operator.or_, (Mux(hit, value, 0) for hit, value in hits)))
-        m.d.comb += bus.dat_r.eq(Mux(read_slot, bus_read.data.word_select(word_reg, 32), read_value))
+                m.d.comb += [ack.eq(known), err.eq(~known), answer.eq(read_value)]
 
         # -- status: every completion counts; a rejection sets the sticky error -----------
-        with m.If(self.report):
+        # the report is registered first: it comes from the beat queue's head, across the
+        # chip (docs/fpga.md, "Clock speed"), and the counts may lag it by a cycle
+        report = Signal(data.StructLayout({"valid": 1, "code": 8, "id": config.id_width}))
+        m.d.sync += [report.valid.eq(self.report), report.code.eq(self.report_code), report.id.eq(self.report_id)]
+        with m.If(report.valid):
             m.d.sync += completed.eq(completed + 1)
-            with m.If(self.report_code != 0):
-                m.d.sync += [status_error.eq(1), last_error.eq(self.report_code), error_id.eq(self.report_id),
+            with m.If(report.code != 0):
+                m.d.sync += [status_error.eq(1), last_error.eq(report.code), error_id.eq(report.id),
                              error_count.eq(error_count + (error_count != 0xFFFF))]
         return m
 
