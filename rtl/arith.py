@@ -5,6 +5,8 @@ part-way (docs/fpga.md, "Clock speed").
   one an 18x18 multiplier (ECP5 MULT18X18D) with nothing added behind it;
 * :func:`add_pairs`: one level of an adder tree, so a sum of many terms is spread over
   as many stages as it needs;
+* :func:`carry_save_sum`: the last levels of such a tree as carry-save adders and one
+  carry chain;
 * :func:`small_product`: a product of a few bits in logic, not in a DSP block;
 * :func:`sparse_product`: a product by one of a few known constants, as shifts and
   one adder;
@@ -20,8 +22,8 @@ from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
 
 from .pipeline import Delayed
 
-__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "small_product", "sparse_product", "small_divmod",
-           "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT"]
+__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "carry_save_sum", "small_product", "sparse_product",
+           "small_divmod", "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
@@ -85,6 +87,18 @@ def sum_terms(terms, width: int):
     while len(terms) > 1:
         terms = add_pairs(terms, width)
     return terms[0][:width]
+
+
+def carry_save_sum(terms, width: int):
+    """The sum of ``terms`` modulo ``2**width`` with one carry chain: 3:2 carry-save
+    adders (a sum bit and a majority bit per position, one level of logic each, no
+    carry chain) reduce three terms to two until two are left, then one add. For the
+    last levels of a tree whose two chained adds would not fit a stage."""
+    terms = [Value.cast(term)[:width] for term in terms]
+    while len(terms) > 2:
+        a, b, c = terms[:3]
+        terms = terms[3:] + [(a ^ b ^ c)[:width], (((a & b) | (a & c) | (b & c)) << 1)[:width]]
+    return sum(terms)[:width] if len(terms) > 1 else terms[0]
 
 
 def small_product(a, b):

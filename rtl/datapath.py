@@ -20,9 +20,11 @@ A2. whether the chunk is inside dimensions 1..4 and the window of its units' off
 B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     routing), two in B2: base and the partial products, and from B2 on the dimension-0
     offset (the first unit times its bytes,
-    shifts and one add in B1: :func:`.arith.sparse_product`); in B1 also the in-bounds
-    bit of every unit, two compares of its offset (from the job alone) with the window;
-C.  the last two levels, into the beat queue.
+    shifts and one add in B1: :func:`.arith.sparse_product`); in B1 also the two
+    compares of every unit's offset (from the job alone) with the window, and in B2 the
+    unit's in-bounds bit, their AND;
+C.  the last terms (up to four) by carry-save adders and one carry chain, into the
+    beat queue.
 
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register): the records between the
@@ -43,7 +45,7 @@ from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .arith import partial_products, add_pairs, sum_terms, small_product, sparse_product
+from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .pipeline import Stage
@@ -77,28 +79,31 @@ def queued_layout(config: UnitConfig) -> data.StructLayout:
 WINDOW = 512
 
 
-def unit_window(first, dim):
+def unit_window(first, dim, dim_less_window):
     """Where the units of a chunk whose first value coordinate is ``first`` are inside
-    dimension 0 of size ``dim``: a namespace from which :func:`unit_inside` tells, for
-    a unit at offset ``k`` (``0 <= k < WINDOW``), whether ``0 <= first + k < dim``.
+    dimension 0 of size ``dim`` (``dim_less_window``: ``dim - WINDOW``, from the job a
+    stage before): a namespace from which :func:`unit_bounds` tells, for a unit at
+    offset ``k`` (``0 <= k < WINDOW``), whether ``0 <= first + k < dim``.
 
     ``first + k >= 0`` is ``k > ~first`` (``~first = -first - 1``): always when
     ``first >= 0``, never when ``~first >= WINDOW``, else a compare of 9 bits.
     ``first + k < dim`` is ``k <= dim + ~first``: never when that is negative, always
-    when it is ``WINDOW`` or more. Each takes an inversion or one carry chain, and leaves
-    the per-unit test two small compares (docs/fpga.md, "Clock speed")."""
+    when it is ``WINDOW`` or more, which is the sign of ``dim - WINDOW + ~first``. Each
+    takes an inversion or one carry chain and no wide compare behind it, and leaves the
+    per-unit test two small compares (docs/fpga.md, "Clock speed")."""
     bits = (WINDOW - 1).bit_length()
     below = ~first                          # -first - 1
     room = (dim + below).as_signed()        # dim - first - 1
+    wide = ~(dim_less_window + below).as_signed()[-1]       # room >= WINDOW
     return SimpleNamespace(
         low_all=~first[-1], low_none=first[-1] & (below[bits:] != 0), low=below[:bits],
-        high_none=room[-1], high=Mux(room[bits:] != 0, WINDOW - 1, room[:bits]))
+        high_none=room[-1], high=Mux(wide, WINDOW - 1, room[:bits]))
 
 
-def unit_inside(window, k):
-    """Whether the unit at offset ``k`` is inside dimension 0 (:func:`unit_window`)."""
-    low_ok = window.low_all | (~window.low_none & (k > window.low))
-    return low_ok & ~window.high_none & (k <= window.high)
+def unit_bounds(window, k):
+    """Whether the unit at offset ``k`` is past dimension 0's start, and whether it is
+    before its end (:func:`unit_window`)."""
+    return window.low_all | (~window.low_none & (k > window.low)), ~window.high_none & (k <= window.high)
 
 
 class Datapath(wiring.Component):
@@ -186,6 +191,7 @@ class Datapath(wiring.Component):
                 # a prefetch touches no shared memory: its beats carry address 0
                 smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:config.smem_address_width],
             ))
+        ctl.dim0_less_window = (beat.dims[0] - WINDOW).as_signed()
         ctl, lanes = stage["a1"](ctl, "ctl"), stage["a1"](lanes, "lane")
 
         # -- stage A2: bounds, swizzle, partial products ---------------------------------
@@ -197,21 +203,24 @@ class Datapath(wiring.Component):
                 inside = inside & (a.coords[d] >= 0) & (a.coords[d] < beat.dims[d + 1])
             terms = [beat.base.as_signed()] + a.products
             out_lanes.append(SimpleNamespace(
-                alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0]), units=a.units,
+                alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
+                units=a.units,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
                 length=small_product(a.units, beat.unit_global_bytes),      # 5 by 5 bits: no DSP block
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
         # every unit's offset from the chunk's first value, from the job alone
         offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
+        del ctl.dim0_less_window
         ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
         offsets = stage["a2"](offsets, "offset")
 
-        # -- stages B1, B2: the adder tree; in B1 the units' in-bounds mask and the offset
-        # along dimension 0, a term of the tree from B2 on --------------------------------
+        # -- stages B1, B2: the adder tree; in B1 the units' bounds and the offset along
+        # dimension 0, a term of the tree from B2 on; in B2 the in-bounds mask -----------
         beat = ctl.beat
         for lane in lanes:
-            lane.mask = Cat(lane.alive & lane.inside & (u < lane.units) & unit_inside(lane.window, offsets[u])
-                            for u in range(16))
+            bounds = [unit_bounds(lane.window, offsets[u]) for u in range(16)]
+            lane.low_ok = Cat(lane.alive & lane.inside & (u < lane.units) & low for u, (low, _) in enumerate(bounds))
+            lane.high_ok = Cat(high for _, high in bounds)
             lane.dim0_offset = sparse_product(lane.first_unit, beat.unit_global_bytes, UNIT_BYTES)[:width].as_signed()
             del lane.inside, lane.window, lane.first_unit
         # B1 adds one level: its inputs come from the DSP blocks' product registers, and
@@ -220,7 +229,8 @@ class Datapath(wiring.Component):
             for lane in lanes:
                 if name == "b2":
                     lane.terms = lane.terms + [lane.dim0_offset]
-                    del lane.dim0_offset
+                    lane.mask = lane.low_ok & lane.high_ok
+                    del lane.dim0_offset, lane.low_ok, lane.high_ok
                 for _ in range(levels):
                     lane.terms = add_pairs(lane.terms, width)
             ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
@@ -244,7 +254,7 @@ class Datapath(wiring.Component):
         for b, lane in zip(lanes, queued.beat.lanes):
             m.d.comb += [
                 lane.valid.eq(b.alive),
-                lane.global_address.eq(sum_terms(b.terms, width)),
+                lane.global_address.eq(carry_save_sum(b.terms, width)),
                 lane.global_length.eq(Mux(b.alive, b.length, 0)),
                 lane.smem_address.eq(b.smem_address),
                 lane.mask.eq(b.mask),
@@ -265,9 +275,12 @@ class Datapath(wiring.Component):
         # `held` counts the records in stages A0 to B2 and in the queue. Next cycle the walk
         # register holds at most one more (this cycle's `issue`), and the walker may emit
         # one: `issue` is whether that one fits, decided a cycle ahead so it is a register.
+        # Both outcomes of `taken` are summed and compared beside the queue's read, so the
+        # head's route ends in one multiplexer, not in an add and a compare (docs/fpga.md).
         held = Signal(range(BEAT_QUEUE + 1))
-        held_next = held + self.walk_valid - taken
-        m.d.sync += [held.eq(held_next), self.issue.eq(held_next + self.issue < BEAT_QUEUE)]
+        kept = held + self.walk_valid                   # the count if nothing is taken
+        m.d.sync += [held.eq(Mux(taken, kept - 1, kept)),
+                     self.issue.eq(Mux(taken, kept - 1 + self.issue < BEAT_QUEUE, kept + self.issue < BEAT_QUEUE))]
 
         completion = Signal(CompletionLayout)
         m.d.comb += [
