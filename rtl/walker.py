@@ -23,7 +23,7 @@ of single steps, and the next beat's lane-0 pixel is the chain's entry for the p
 count lane 0 advanced by.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Array, unsigned, signed
+from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, unsigned, signed
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
@@ -31,7 +31,7 @@ from ..model.config import UnitConfig
 from .layouts import (job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_COORD,
                       HALO_WIDTH)
 
-__all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_step"]
+__all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_walk_ahead", "pixel_step"]
 
 HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
 
@@ -43,13 +43,32 @@ def pixel_state_layout() -> data.StructLayout:
         "halo_index": unsigned(HALO_WIDTH),     # 0: a main pixel; k: the k-th halo pixel
         "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
         "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
+        # spatial dimension i's position is at or past its limit: it restarts rather than
+        # steps. Kept beside the position, so a step reads a bit and not a compare
+        "wrap": unsigned(SPATIAL),
     })
 
 
-def pixel_step(m, state, walk, name):
-    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``), as a new
-    signal named ``name``: a halo pixel while the group's halo lasts, else the next main
-    position (W steps; a restart carries into H, D, then N)."""
+def pixel_walk_ahead(walk, name):
+    """What the walker keeps of a job's pixel walk ``walk`` besides the job, so that a
+    pixel step needs no compare in series (:func:`pixel_step`): per spatial dimension
+    ``limit - stride`` (a position at or past it steps to or past the limit) and whether
+    ``low`` is at or past the limit; computed when the job is loaded, as registers
+    ``name``. Returns (the registers, their values for ``walk``)."""
+    ahead = Signal(data.StructLayout({
+        "step_limit": data.ArrayLayout(signed(PIXEL_COORD.width + 1), SPATIAL),
+        "low_wraps": unsigned(SPATIAL),
+    }), name=name)
+    values = [ahead.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
+    values.append(ahead.low_wraps.eq(Cat(walk.low[i] >= walk.limit[i] for i in range(SPATIAL))))
+    return ahead, values
+
+
+def pixel_step(m, state, walk, ahead, name):
+    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``; ``ahead``:
+    :func:`pixel_walk_ahead`), as a new signal named ``name``: a halo pixel while the
+    group's halo lasts, else the next main position (W steps; a restart carries into H,
+    D, then N)."""
     after = Signal(pixel_state_layout(), name=name)
     in_halo = state.halo_index != 0
     group_end = state.group_index == walk.group_last
@@ -61,9 +80,13 @@ def pixel_step(m, state, walk, name):
         moves = walk.walks[i] | walk.counts[i]
         passes = ~walk.counts[i]
         if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
-            wrap = position >= walk.limit[i]
-            stepped = Mux(walk.walks[i] & wrap, walk.low[i], stepped)
+            wrap = state.wrap[i]
+            restarts = walk.walks[i] & wrap
+            stepped = Mux(restarts, walk.low[i], stepped)
             passes = passes & (~walk.walks[i] | wrap)
+            # the next position's wrap bit, decided beside the step, not after it
+            next_wrap = Mux(restarts, ahead.low_wraps[i], position >= ahead.step_limit[i])
+            m.d.comb += after.wrap[i].eq(Mux(carry & moves, next_wrap, wrap))
         m.d.comb += after.position[i].eq(Mux(carry & moves, stepped, position))
         carry = carry & passes
     m.d.comb += [
@@ -104,9 +127,11 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
 ROOM = signed(RADIX_WIDTH + 1)
 
 
-def odometer_step(digits, rooms, step, safe):
+def odometer_step(digits, rooms, step, safe, plus_one):
     """``digits + step`` in the mixed radix. ``safe[i]`` is the largest value digit i can
-    hold and take its step without wrapping (``radix - step - 1``, from the job).
+    hold and take its step without wrapping (``radix - step - 1``, from the job);
+    ``plus_one``: ``step + 1`` and ``safe + 1`` per digit, registers the walker loads with
+    the job, so that every candidate below is one add.
 
     Beside each digit ``x`` the walker keeps its room, ``safe - x``, and the room less
     one (``rooms[i]``: a pair of registers), so whether the digit wraps with its step, or
@@ -129,11 +154,12 @@ def odometer_step(digits, rooms, step, safe):
         carries.append(carry)
     result, new_rooms = [], []
     for i, (x, (room, room_less), k, top) in enumerate(zip(digits, rooms, step, safe)):
+        k1, top1 = plus_one.step[i], plus_one.safe[i]
         # (digit, room, room less one) after adding k, or k + 1, less the radix on a wrap
-        plain = [Mux(wrap_plain[i], ~room, x + k), Mux(wrap_plain[i], top + room + 1, room - k),
+        plain = [Mux(wrap_plain[i], ~room, x + k), Mux(wrap_plain[i], top1 + room, room - k),
                  Mux(wrap_plain[i], top + room, room_less - k)]
-        plus = [Mux(wrap_plus[i], -room, x + k + 1), Mux(wrap_plus[i], top + room, room_less - k),
-                Mux(wrap_plus[i], top + room_less, room_less - k - 1)]
+        plus = [Mux(wrap_plus[i], -room, x + k1), Mux(wrap_plus[i], top + room, room_less - k),
+                Mux(wrap_plus[i], top + room_less, room_less - k1)]
         carry = carries[i - 1] if i else Const(0, 1)
         digit, new_room, new_less = (Mux(carry, b, a) for a, b in zip(plain, plus))
         result.append(digit[:RADIX_WIDTH])
@@ -182,7 +208,11 @@ class Walker(wiring.Component):
         error = current.code != 0
         rooms = [[(Signal(ROOM, name=f"lane{j}_room{i}"), Signal(ROOM, name=f"lane{j}_room_less{i}"))
                   for i in range(DIGITS)] for j in range(lanes)]
-        stepped = [odometer_step(digits[j], rooms[j], current.step_digits, current.step_safe) for j in range(lanes)]
+        # the job's step and safe values plus one, loaded with the job (odometer_step)
+        plus_one = Signal(data.StructLayout({"step": data.ArrayLayout(RADIX_WIDTH + 1, DIGITS),
+                                             "safe": data.ArrayLayout(RADIX_WIDTH + 1, DIGITS)}))
+        stepped = [odometer_step(digits[j], rooms[j], current.step_digits, current.step_safe, plus_one)
+                   for j in range(lanes)]
         next_alive = Signal(lanes)
         for j in range(lanes):
             m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][2][-1] & ~current.step_overflow)
@@ -196,9 +226,10 @@ class Walker(wiring.Component):
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
         pixel = Signal(pixel_state_layout())
+        ahead, ahead_values = pixel_walk_ahead(self.job.payload.pixels, "pixel_ahead")
         window = [pixel]
         for k in range(lanes):
-            window.append(pixel_step(m, window[-1], current.pixels, f"pixel_plus{k + 1}"))
+            window.append(pixel_step(m, window[-1], current.pixels, ahead, f"pixel_plus{k + 1}"))
         index_bits = (lanes - 1).bit_length()
         lane_pixel = []
         for j in range(lanes):
@@ -239,6 +270,11 @@ class Walker(wiring.Component):
                              alive.eq(self.job.payload.lane_alive), pixel.eq(0),
                              remaining.eq(self.job.payload.beats), last.eq(self.job.payload.beats == 1)]
                 m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
+                m.d.sync += [pixel.wrap[i].eq(self.job.payload.pixels.start[i] >= self.job.payload.pixels.limit[i])
+                             for i in range(SPATIAL)]
+                m.d.sync += ahead_values
+                m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
+                m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         start, safe = self.job.payload.lane_digits[j][i], self.job.payload.step_safe[i]
