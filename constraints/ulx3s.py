@@ -8,6 +8,8 @@ flow is YoWASP's Yosys, nextpnr-ecp5 and ecppack from PyPI, no vendor tools
 """
 
 import json
+import subprocess
+import sys
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,16 +129,39 @@ def _tool_environment():
 NEXTPNR_OPTIONS = "--report report.json --timing-allow-fail --threads 2"
 
 
+def _lut_mappers(name: str) -> dict:
+    """The platform overrides for each LUT mapper, in the order tried: ``synth_ecp5`` as it
+    is (ABC9), then its ABC9 step replaced by classic ABC. YoWASP Yosys 0.70's ABC9 stops
+    on some netlists, with a failed assertion or no message (docs/fpga.md; the same
+    fallback as src/synth.py's)."""
+    from ..synth import CLASSIC_LUT_MAPPING
+    return {"abc9": {},
+            "abc": {"synth_opts": "-run :map_luts",
+                    "script_after_synth": "\n".join([*CLASSIC_LUT_MAPPING, f"synth_ecp5 -top {name} -run map_cells:"])}}
+
+
 def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = DEFAULT_MHZ,
           build_dir: str | Path = "build/ulx3s") -> BuildResult:
     """Synthesize, place, route and pack the prototyping top; the bitstream and figures."""
-    platform = _platform(device)
+    _platform(device)                   # refuses an unknown device before anything runs
     _tool_environment()
     build_dir = Path(build_dir)
     name = "tma_unit_proto"
-    top = Ulx3sTop(config, mhz)
-    platform.build(top, name=name, build_dir=str(build_dir), do_program=False,
-                   nextpnr_opts=NEXTPNR_OPTIONS)
+    netlist = build_dir / f"{name}.json"
+    for mapper, overrides in _lut_mappers(name).items():
+        netlist.unlink(missing_ok=True)
+        top = Ulx3sTop(config, mhz)
+        try:
+            # a platform builds once: each try takes a new one
+            _platform(device).build(top, name=name, build_dir=str(build_dir), do_program=False,
+                                    nextpnr_opts=NEXTPNR_OPTIONS, **overrides)
+            break
+        except subprocess.CalledProcessError:
+            # no netlist: Yosys stopped (ABC9, see _lut_mappers); else nextpnr or ecppack did
+            if netlist.exists() or mapper == "abc":
+                raise
+            print(f"Yosys stopped in its ABC9 LUT mapping ({build_dir / (name + '.rpt')}); "
+                  "synthesizing again with classic ABC", file=sys.stderr)
     report = json.loads((build_dir / "report.json").read_text())
 
     def used(cell):

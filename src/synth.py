@@ -33,7 +33,8 @@ from .rtl.dsp import ECP5
 from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
-__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS"]
+__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
+           "CLASSIC_LUT_MAPPING"]
 
 #: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
 #: in a CABGA381 package (ULX3S schematics, radiona.org).
@@ -48,10 +49,13 @@ FLOW_VERSION = 3
 #: netlist (which ones depends on the netlist and the Yosys version: 0.70 stops on the
 #: lanes-1 unit, 0.69 on lanes 2, 4 and 8; docs/fpga.md), so a sweep falls back rather
 #: than stop; the result says which mapper it took.
+#: The classic-ABC LUT mapping that stands in for ``synth_ecp5``'s ABC9 step (between its
+#: ``:map_luts`` and ``map_cells:`` parts); the board build falls back on it too.
+CLASSIC_LUT_MAPPING = ("techmap -map +/lattice/latches_map.v", "abc -lut 4 -dress", "clean")
 LUT_MAPPERS = {
     "abc9": "synth_ecp5 -top tma_unit",
-    "abc": ("synth_ecp5 -top tma_unit -run :map_luts; techmap -map +/lattice/latches_map.v; "
-            "abc -lut 4 -dress; clean; synth_ecp5 -top tma_unit -run map_cells:"),
+    "abc": (f"synth_ecp5 -top tma_unit -run :map_luts; {'; '.join(CLASSIC_LUT_MAPPING)}; "
+            "synth_ecp5 -top tma_unit -run map_cells:"),
 }
 
 TARGET_MHZ = 100

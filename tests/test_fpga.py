@@ -4,7 +4,7 @@ runs them (minutes; docs/fpga.md gives its figures)."""
 
 import pytest
 
-from tma_unit.constraints.ulx3s import PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _platform, pll_dividers
+from tma_unit.constraints.ulx3s import PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _lut_mappers, _platform, pll_dividers
 from tma_unit.model.config import UnitConfig
 
 
@@ -37,3 +37,18 @@ def test_build_plan_has_the_pins_the_clock_and_the_pll():
 def test_unknown_device_is_refused():
     with pytest.raises(ValueError, match="device '99F' is not one of"):
         _platform("99F")
+
+
+def test_the_classic_abc_fallback_replaces_only_the_lut_mapping():
+    """The build's second LUT mapper (when Yosys's ABC9 stops): synth_ecp5 up to its LUT
+    mapping, classic ABC, then synth_ecp5 from its cell mapping on, in that order."""
+    overrides = _lut_mappers("proto")["abc"]
+    plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
+                                  **overrides)
+    script = plan.files["proto.ys"]
+    steps = ["synth_ecp5 -run :map_luts -top proto", "abc -lut 4 -dress", "synth_ecp5 -top proto -run map_cells:",
+             "write_json proto.json"]
+    places = [script.find(step) for step in steps]
+    assert -1 not in places, script
+    assert places == sorted(places)
+    assert _lut_mappers("proto")["abc9"] == {}
