@@ -139,7 +139,10 @@ class PrototypeTop(wiring.Component):
         request_words = [_offset("REQUEST") + 4 * i for i in range(REQUEST_WORDS)]
         readable = {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions,
                     "LAST_COMPLETION": last, "BYTES": total}
-        offsets = request_words + [_offset(name) for name in ("PUSH", "CLEAR", *readable)]
+        # the words a read answers with, by offset: the staged request's, then the monitors
+        words = {**{offset: staged[32 * i:32 * i + 32] for i, offset in enumerate(request_words)},
+                 **{_offset(name): value for name, value in readable.items()}}
+        offsets = [*words, _offset("PUSH"), _offset("CLEAR")]
         hits = Signal(len(offsets))
         with m.If(start):
             m.d.sync += hits.eq(Cat(byte_offset == offset for offset in offsets))
@@ -148,10 +151,8 @@ class PrototypeTop(wiring.Component):
         with m.If(pushing & unit.requests.ready):
             m.d.sync += [pushing.eq(0), proto_ack.eq(1)]
         with m.If(pending):
-            values = [staged[32 * i:32 * i + 32] for i in range(REQUEST_WORDS)] + list(readable.values())
-            keys = request_words + [_offset(name) for name in readable]
             # one register is hit at most: an AND-OR multiplexer
-            m.d.sync += proto_data.eq(reduce(operator.or_, (Mux(hit[k], v, 0) for k, v in zip(keys, values))))
+            m.d.sync += proto_data.eq(reduce(operator.or_, (Mux(hit[k], v, 0) for k, v in words.items())))
             readable_hit = Cat(hit[_offset(name)] for name in readable).any()
             with m.If(Cat(hit[k] for k in request_words).any()):
                 m.d.sync += proto_ack.eq(1)

@@ -31,7 +31,8 @@ from ..model.config import UnitConfig
 from .layouts import (job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_COORD,
                       HALO_WIDTH)
 
-__all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_walk_ahead", "pixel_step"]
+__all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layout", "pixel_walk_ahead",
+           "at_limit", "pixel_step"]
 
 HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
 
@@ -60,8 +61,14 @@ def pixel_walk_ahead(walk, name):
         "low_wraps": unsigned(SPATIAL),
     }), name=name)
     values = [ahead.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
-    values.append(ahead.low_wraps.eq(Cat(walk.low[i] >= walk.limit[i] for i in range(SPATIAL))))
+    values.append(ahead.low_wraps.eq(at_limit(walk, walk.low)))
     return ahead, values
+
+
+def at_limit(walk, positions):
+    """Per spatial dimension, whether ``positions[i]`` is at or past the walk's limit (a
+    pixel state's ``wrap`` bits)."""
+    return Cat(positions[i] >= walk.limit[i] for i in range(SPATIAL))
 
 
 def pixel_step(m, state, walk, ahead, name):
@@ -270,8 +277,7 @@ class Walker(wiring.Component):
                              alive.eq(self.job.payload.lane_alive), pixel.eq(0),
                              remaining.eq(self.job.payload.beats), last.eq(self.job.payload.beats == 1)]
                 m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
-                m.d.sync += [pixel.wrap[i].eq(self.job.payload.pixels.start[i] >= self.job.payload.pixels.limit[i])
-                             for i in range(SPATIAL)]
+                m.d.sync += pixel.wrap.eq(at_limit(self.job.payload.pixels, self.job.payload.pixels.start))
                 m.d.sync += ahead_values
                 m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
                 m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]

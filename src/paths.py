@@ -77,7 +77,8 @@ class _Netlist:
     def _driver_type(self, bit) -> str | None:
         return self.cells[self.driver[bit][0]][0] if bit in self.driver else None
 
-    def _route(self, bit, plain: float) -> float:
+    def route(self, bit, plain: float) -> float:
+        """The routing from ``bit`` into a pin (``plain``), or a DSP block's slower one."""
         return DELAYS["dsp_route"] if self._driver_type(bit) == "MULT18X18D" else plain
 
     def _inputs(self, name: str, port: str):
@@ -109,8 +110,7 @@ class _Netlist:
 
     def _start_time(self, name: str) -> float:
         kind, _ = self.cells[name]
-        return DELAYS["dsp_clock_to_out"] if kind == "MULT18X18D" else DELAYS["clock_to_q"] \
-            if kind == "TRELLIS_FF" else 0.0
+        return {"MULT18X18D": DELAYS["dsp_clock_to_out"], "TRELLIS_FF": DELAYS["clock_to_q"]}.get(kind, 0.0)
 
     def arrival_of(self, bit) -> float:
         """The latest arrival at ``bit`` (an iterative longest-path search, memoized)."""
@@ -137,7 +137,7 @@ class _Netlist:
                 continue
             best, through = 0.0, None
             for i, delay, route in inputs:
-                t = self.arrival[i] + self._route(i, route) + delay
+                t = self.arrival[i] + self.route(i, route) + delay
                 if t > best:
                     best, through = t, i
             self.arrival[x], self.previous[x] = best, through
@@ -187,7 +187,7 @@ def rank_paths(netlist: dict | str | Path, top: str | None = None, count: int = 
     ends = []
     for name, pin, bit, setup, route in graph.endpoints():
         if isinstance(bit, int) and bit in graph.driver:
-            ends.append((graph.arrival_of(bit) + graph._route(bit, route) + setup, name, pin, bit))
+            ends.append((graph.arrival_of(bit) + graph.route(bit, route) + setup, name, pin, bit))
     ends.sort(key=lambda end: -end[0])
     ranked, seen = [], set()
     for delay, name, pin, bit in ends:
