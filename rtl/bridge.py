@@ -60,11 +60,13 @@ class UartBridge(wiring.Component):
                 m.d.comb += self.commands.ready.eq(1)
                 with m.If(self.commands.valid):
                     byte = self.commands.payload
-                    m.d.sync += [write.eq(byte == COMMAND_WRITE), left.eq(Mux(byte == COMMAND_WRITE, 8, 4))]
+                    # the reply to an unknown byte is loaded whatever the byte (a command
+                    # overwrites it before it is sent), so no compare drives its enable
+                    m.d.sync += [write.eq(byte == COMMAND_WRITE), left.eq(Mux(byte == COMMAND_WRITE, 8, 4)),
+                                 reply.eq(REPLY_UNKNOWN), reply_left.eq(1)]
                     with m.If((byte == COMMAND_WRITE) | (byte == COMMAND_READ)):
                         m.next = "operand"
                     with m.Else():
-                        m.d.sync += [reply.eq(REPLY_UNKNOWN), reply_left.eq(1)]
                         m.next = "reply"
             with m.State("operand"):
                 m.d.comb += self.commands.ready.eq(1)
@@ -79,14 +81,17 @@ class UartBridge(wiring.Component):
                         m.next = "access"
             with m.State("access"):
                 m.d.sync += waited.eq(waited + 1)
-                with m.If(self.bus.ack):
-                    m.d.sync += [reply.eq(Cat(Const(REPLY_ACK, 8), self.bus.dat_r)),
-                                 reply_left.eq(Mux(write, 1, 5)), strobe.eq(0)]
-                    m.next = "reply"
-                # the count's top bit: set when it reaches ACCESS_TIMEOUT, a power of two
-                with m.Elif(self.bus.err | waited[-1]):
-                    m.d.sync += [reply.eq(REPLY_ERR), reply_left.eq(1), strobe.eq(0)]
-                    m.next = "reply"
+                # the answer is registered and the reply made from it a cycle later, so the
+                # bus's answer (from across the chip) drives only the strobe and these
+                # registers. The count's top bit: set when it reaches ACCESS_TIMEOUT, a
+                # power of two
+                with m.If(self.bus.ack | self.bus.err | waited[-1]):
+                    m.d.sync += [ok.eq(self.bus.ack), result.eq(self.bus.dat_r), strobe.eq(0)]
+                    m.next = "answered"
+            with m.State("answered"):
+                m.d.sync += [reply.eq(Mux(ok, Cat(Const(REPLY_ACK, 8), result), REPLY_ERR)),
+                             reply_left.eq(Mux(ok & ~write, 5, 1))]
+                m.next = "reply"
             with m.State("reply"):
                 m.d.comb += self.replies.valid.eq(1)
                 with m.If(self.replies.ready):

@@ -4,7 +4,7 @@ Implemented from the Wishbone B4 specification (OpenCores, 2010): 32-bit data, 8
 granularity (``sel`` selects bytes), word addresses on ``adr``, the classic
 single-read/write cycle with ``ack`` for a done access and the optional ``err`` for an
 access the slave refuses. The unit answers every strobe two cycles later (a descriptor
-slot's word three), with exactly one of ``ack`` or ``err``.
+slot's word four), with exactly one of ``ack`` or ``err``.
 """
 
 from amaranth.hdl import unsigned

@@ -118,6 +118,7 @@ class DescriptorFile(wiring.Component):
         status_error = Signal()
         last_error = Signal(8)
         error_count = Signal(16)
+        errors_full = Signal()          # error_count is 0xFFFF: it saturates
         error_id = Signal(16)
         completed = Signal(32)
 
@@ -134,13 +135,13 @@ class DescriptorFile(wiring.Component):
         # -- bus decode -----------------------------------------------------------------
         # The strobe's cycle registers the address decode (the compares), the next acts
         # on it and registers the answer, which is on the bus in the third; a slot read
-        # takes one more, for the slot memory's read register before the word is picked
-        # from its 32. So no path runs from the address through the compares into the
+        # takes two more, for the slot memory's read register and for the word picked
+        # from its 32 (a register of its own). So no path runs from the address through the compares into the
         # write enables, the read multiplexers or the answer (docs/fpga.md, "Clock
         # speed"); the bus is for set-up, and its rate does not matter.
         byte_addr = Cat(Const(0, 2), bus.adr)
-        pending, reading = Signal(), Signal()
-        start = bus.cyc & bus.stb & ~pending & ~reading & ~bus.ack & ~bus.err
+        pending, reading, picked = Signal(), Signal(), Signal()
+        start = bus.cyc & bus.stb & ~pending & ~reading & ~picked & ~bus.ack & ~bus.err
         slot_offset = byte_addr - SLOT_BASE
         decoded = Signal(data.StructLayout({
             "in_slots": 1, "slot": self.slot_width, "word": 5,
@@ -154,7 +155,7 @@ class DescriptorFile(wiring.Component):
                 decoded.hits.eq(Cat(byte_addr == r.offset for r in REGISTERS)),
                 decoded.we.eq(bus.we),
             ]
-        m.d.sync += [pending.eq(start), reading.eq(0)]
+        m.d.sync += [pending.eq(start), reading.eq(0), picked.eq(reading)]
 
         def hit(name):
             return decoded.hits[_INDEX[name]]
@@ -185,8 +186,11 @@ class DescriptorFile(wiring.Component):
         # with no priority chain behind it
         known = Cat(hit(name) for name in values).any()
         read_value = reduce(operator.or_, (Mux(hit(name), value, 0) for name, value in values.items()))
+        slot_word = Signal(32)
         with m.If(reading):
-            m.d.comb += [ack.eq(1), answer.eq(bus_read.data.word_select(decoded.word, 32))]
+            m.d.sync += slot_word.eq(bus_read.data.word_select(decoded.word, 32))
+        with m.If(picked):
+            m.d.comb += [ack.eq(1), answer.eq(slot_word)]
         with m.If(pending):
             with m.If(decoded.in_slots):
                 m.d.comb += ack.eq(decoded.we)
@@ -201,7 +205,7 @@ class DescriptorFile(wiring.Component):
                 with m.If(hit("STATUS")):
                     m.d.comb += ack.eq(1)
                     with m.If(bus.sel[0] & bus.dat_w[0]):
-                        m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0)]
+                        m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0), errors_full.eq(0)]
                 with m.Elif(hit("SLOT_VALID")):
                     m.d.comb += ack.eq(1)
                     m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))
@@ -213,13 +217,17 @@ class DescriptorFile(wiring.Component):
         # -- status: every completion counts; a rejection sets the sticky error -----------
         # the report is registered first: it comes from the beat queue's head, across the
         # chip (docs/fpga.md, "Clock speed"), and the counts may lag it by a cycle
-        report = Signal(data.StructLayout({"valid": 1, "code": 8, "id": config.id_width}))
-        m.d.sync += [report.valid.eq(self.report), report.code.eq(self.report_code), report.id.eq(self.report_id)]
+        # (whether it is an error decided before that register, and whether the error
+        # count is full kept beside the count, so neither is a compare behind it)
+        report = Signal(data.StructLayout({"valid": 1, "error": 1, "code": 8, "id": config.id_width}))
+        m.d.sync += [report.valid.eq(self.report), report.error.eq(self.report_code != 0),
+                     report.code.eq(self.report_code), report.id.eq(self.report_id)]
         with m.If(report.valid):
             m.d.sync += completed.eq(completed + 1)
-            with m.If(report.code != 0):
-                m.d.sync += [status_error.eq(1), last_error.eq(report.code), error_id.eq(report.id),
-                             error_count.eq(error_count + (error_count != 0xFFFF))]
+            with m.If(report.error):
+                m.d.sync += [status_error.eq(1), last_error.eq(report.code), error_id.eq(report.id)]
+                with m.If(~errors_full):
+                    m.d.sync += [error_count.eq(error_count + 1), errors_full.eq(error_count == 0xFFFE)]
         return m
 
     def _register_values(self, slot_valid, status_error, last_error, error_count, error_id, completed):

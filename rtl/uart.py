@@ -4,9 +4,12 @@ as a byte stream in each direction (the prototyping top's link to the host).
 ``divisor`` is the clock cycles per bit (a 25 MHz clock at 115,200 baud: 217). The
 receiver samples each bit in its middle, after finding the start bit's falling edge, and
 drops a byte whose stop bit is low (a framing error, counted in ``framing_errors``).
+
+Both bit timers count down to -1 and test their sign bit, not a zero compare, so a
+timer's end drives the state machines through one bit (docs/fpga.md, "Clock speed").
 """
 
-from amaranth.hdl import Module, Signal, Cat
+from amaranth.hdl import Module, Signal, Cat, signed
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out
 
@@ -45,7 +48,7 @@ class UartRx(wiring.Component):
         m.d.sync += line.eq(Cat(self.rx, line[0]))
         level = line[1]
 
-        timer = Signal(range(divisor * 3 // 2 + 1))
+        timer = Signal(signed((divisor * 3 // 2).bit_length() + 1))     # done below 0
         bit = Signal(range(10))
         shift = Signal(8)
         with m.If(self.bytes.ready):
@@ -55,13 +58,13 @@ class UartRx(wiring.Component):
             with m.State("idle"):
                 with m.If(~level):
                     # wait half a bit to the start bit's middle, then whole bits
-                    m.d.sync += [timer.eq(divisor // 2), bit.eq(0)]
+                    m.d.sync += [timer.eq(divisor // 2 - 1), bit.eq(0)]
                     m.next = "sample"
             with m.State("sample"):
-                with m.If(timer != 0):
+                with m.If(~timer[-1]):
                     m.d.sync += timer.eq(timer - 1)
                 with m.Else():
-                    m.d.sync += [timer.eq(divisor - 1), bit.eq(bit + 1)]
+                    m.d.sync += [timer.eq(divisor - 2), bit.eq(bit + 1)]
                     with m.If(bit == 0):
                         with m.If(level):           # a glitch, not a start bit
                             m.next = "idle"
@@ -93,16 +96,16 @@ class UartTx(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        timer = Signal(range(self.divisor))
+        timer = Signal(signed(self.divisor.bit_length() + 1), init=-1)     # done below 0
         frame = Signal(10)           # stop, data[7:0], start: shifted out from bit 0
         remaining = Signal(range(11))
         # ready once the stop bit has been held for a whole bit time
-        m.d.comb += self.bytes.ready.eq((remaining == 0) & (timer == 0))
+        m.d.comb += self.bytes.ready.eq((remaining == 0) & timer[-1])
         with m.If(self.bytes.valid & self.bytes.ready):
             m.d.sync += [frame.eq(Cat(0, self.bytes.payload, 1)), remaining.eq(10)]
-        with m.Elif(timer != 0):
+        with m.Elif(~timer[-1]):
             m.d.sync += timer.eq(timer - 1)
         with m.Elif(remaining != 0):
             m.d.sync += [self.tx.eq(frame[0]), frame.eq(frame >> 1), remaining.eq(remaining - 1),
-                         timer.eq(self.divisor - 1)]
+                         timer.eq(self.divisor - 2)]
         return m
