@@ -13,17 +13,21 @@ part-way (docs/fpga.md, "Clock speed").
 * :func:`small_divmod`: quotient and remainder of a value of a few bits by a wide
   divisor, with compares only (no divider);
 * :func:`ceil_div_operands`, :func:`reciprocal_quotient`: ``ceil(a / k)`` for ``k`` in
-  1..8 by a multiply with the reciprocal, exact over the operand range it is built for.
+  1..8 by a multiply with the reciprocal, exact over the operand range it is built for;
+* :func:`outside_field_range`: whether a value is outside the range of its low ``n``
+  bits, by its high bits, with no compare;
+* :func:`less_than`: a compare as the sign of one subtraction, so it is a carry chain.
 """
 
 import operator
 
-from amaranth.hdl import Array, Const, Mux, Value, unsigned, signed
+from amaranth.hdl import Array, Const, Cat, Mux, Value, unsigned, signed
 
 from .pipeline import Delayed
 
 __all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "carry_save_sum", "small_product", "sparse_product",
-           "small_divmod", "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT"]
+           "small_divmod", "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT",
+           "outside_field_range", "less_than"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
@@ -159,20 +163,23 @@ def small_divmod(x, divisor, limit: int):
 RECIPROCAL_SHIFT = 12
 
 
-def ceil_div_operands(a_less_one, k, a_max: int):
-    """The two factors of ``ceil(a / k)`` for ``1 <= a <= a_max`` (given as ``a - 1``, as
-    a descriptor stores it, so the first factor is one add) and ``k`` in 1..8:
-    ``a + k - 1`` and ``ceil(2**12 / k)``, whose product shifted down by 12
-    (:func:`reciprocal_quotient`) is the quotient, so a pipeline can register them before
-    the multiply. The construction checks that this is exact over the whole range, or
-    refuses."""
-    reciprocals = [-(-(1 << RECIPROCAL_SHIFT) // d) if d else 0 for d in range(16)]
-    for d in range(1, 9):
-        for n in range(a_max + d):
-            if (n * reciprocals[d]) >> RECIPROCAL_SHIFT != n // d:
+def ceil_div_operands(a_less_one, k_less_one, a_max: int):
+    """The two factors of ``ceil(a / k)`` for ``1 <= a <= a_max`` and ``k`` in 1..8, both
+    given less one, as a descriptor stores them: ``a + k - 1`` and ``ceil(2**12 / k)``,
+    whose product shifted down by 12 (:func:`reciprocal_quotient`) is the quotient, so a
+    pipeline can register them before the multiply. With both given as 0 the factors are
+    1 and ``2**12``: a quotient of 1. The first factor is one carry chain (the ``+ 1``
+    rides in on its carry), the second a table of the stored ``k``. The construction
+    checks that this is exact over the whole range, or refuses."""
+    reciprocals = [-(-(1 << RECIPROCAL_SHIFT) // (k + 1)) for k in range(8)]
+    for k in range(8):
+        for n in range(a_max + k + 1):
+            if (n * reciprocals[k]) >> RECIPROCAL_SHIFT != n // (k + 1):
                 raise ValueError(f"ceil_div_operands: a_max {a_max} is past the reciprocal's exact range")
     table = Array(Const(r, unsigned(RECIPROCAL_SHIFT + 1)) for r in reciprocals)
-    return a_less_one + k, table[k]
+    # (2a' + 1) + (2k' + 1) = 2 (a' + k' + 1): one adder whose carry in is the + 1
+    numerator = (Cat(Const(1, 1), a_less_one) + Cat(Const(1, 1), k_less_one))[1:]
+    return numerator, table[k_less_one[:3]]
 
 
 def reciprocal_quotient(numerator, reciprocal, multiply=None):
@@ -180,3 +187,26 @@ def reciprocal_quotient(numerator, reciprocal, multiply=None):
     :func:`partial_products`)."""
     width = len(Value.cast(numerator)) + len(Value.cast(reciprocal)) - RECIPROCAL_SHIFT
     return _apply((multiply or operator.mul)(numerator, reciprocal), lambda p: p[RECIPROCAL_SHIFT:RECIPROCAL_SHIFT + width])
+
+
+def outside_field_range(value, low: int, high: int):
+    """Whether ``value`` is outside ``[low, high]``, a range that is all the values of
+    its low ``n`` bits (two's complement for a signed field, else plain): the bits above
+    them are not all copies of the sign (signed) or not all zero. A few levels of logic,
+    no carry chain. Refuses any other range."""
+    value = Value.cast(value)
+    signed_field = value.shape().signed
+    n = high.bit_length() + signed_field
+    if (low, high) != ((-(1 << (n - 1)), (1 << (n - 1)) - 1) if signed_field else (0, (1 << n) - 1)):
+        raise ValueError(f"outside_field_range: [{low}, {high}] is not the range of a {n}-bit field")
+    if n >= len(value):
+        return Const(0, 1)
+    top = value[n - 1:] if signed_field else value[n:]
+    return (top != 0) & (top != (1 << len(top)) - 1) if signed_field else top != 0
+
+
+def less_than(a, b):
+    """``a < b`` as the sign of ``a - b``: one carry chain. Yosys's ABC9 flow maps some
+    wide compares (``<``) to a ripple of LUTs, one level per two or three bits, where a
+    subtraction stays on the carry chain (docs/fpga.md, "Clock speed")."""
+    return (Value.cast(a) - Value.cast(b))[-1]          # wide enough for any signs: the sign

@@ -3,12 +3,13 @@ generation and the swizzle, in six pipeline stages behind the walker, each cut s
 enough for the clock (docs/fpga.md, "Clock speed"):
 
 A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
-    1..8: shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
-    output register is A0's, :mod:`.dsp`);
-A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
-    digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
-    of the chunk's first unit along dimension 0, the chunk's unit count, its place in
-    the dense shared-memory image;
+    1..8: shifted adds), and what they are added to (``start``; gather4: the row the
+    digit picks; the im2col modes: the walker's pixel coordinates, with nothing added),
+    and the chunk's offset along dimension 0 (an 18x18 block whose output register is
+    A0's, :mod:`.dsp`);
+A1. coordinates, one add each in dimensions 1..4, the value coordinate
+    of the chunk's first unit along dimension 0, the chunk's kind (units, their mask and
+    bytes: the job's full or last chunk), its place in the dense shared-memory image;
 A2. whether the chunk is inside dimensions 1..4 and the window of its units' offsets
     inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
     dimension are both out; :func:`unit_window`), the swizzled shared-memory address
@@ -21,8 +22,8 @@ B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     routing), two in B2: base and the partial products, and from B2 on the dimension-0
     offset (the first unit times its bytes,
     shifts and one add in B1: :func:`.arith.sparse_product`); in B1 also the two
-    compares of every unit's offset (from the job alone) with the window, and in B2 the
-    unit's in-bounds bit, their AND;
+    compares of every unit's offset (from the job alone) with the window and the AND of
+    dimensions 1..4's bits, and in B2 the unit's in-bounds bit, the AND of all three;
 C.  the last terms (up to four) by carry-save adders and one carry chain, into the
     beat queue.
 
@@ -45,7 +46,7 @@ from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
+from .arith import partial_products, add_pairs, carry_save_sum, less_than, small_product, sparse_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, beat_constants_layout, PIXEL_COORD
 from .pipeline import Stage
@@ -103,7 +104,8 @@ def unit_window(first, dim, dim_less_window):
 def unit_bounds(window, k):
     """Whether the unit at offset ``k`` is past dimension 0's start, and whether it is
     before its end (:func:`unit_window`)."""
-    return window.low_all | (~window.low_none & (k > window.low)), ~window.high_none & (k <= window.high)
+    return (window.low_all | (~window.low_none & less_than(window.low, k)),
+            ~window.high_none & ~less_than(window.high, k))
 
 
 class Datapath(wiring.Component):
@@ -151,17 +153,26 @@ class Datapath(wiring.Component):
         # -- stage A0: the digits' products ----------------------------------------------
         beat = walk.beat
         records = []
+        rows = Array(beat.start[k] for k in range(1, 5))      # gather4's rows
         for j in range(config.lanes):
             digits = walk.lane_digits[j]
+            # coordinate d (1..4) is `bases[d-1] + steps[d-1]`: tiled, start plus the
+            # digit times the element stride (1..8: shifted adds); gather4, the row its
+            # digit picks, or 0; the im2col modes, the pixel's coordinate. The modes are
+            # told apart here, so A1 holds one add before the DSP blocks' inputs
+            pixel = [walk.lane_pixel[j][i] for i in range(4)]
+            tiled = ~beat.gather & ~beat.pixel_mode
             records.append(SimpleNamespace(
-                alive=walk.lane_alive[j], digits=[digits[i] for i in range(5)],
-                pixel=[walk.lane_pixel[j][i] for i in range(4)],
-                # element strides are 1..8: shifted adds; the chunk's offset in a DSP
-                # block whose output register is A0's (rtl/dsp.py)
-                steps=[small_product(digits[d], beat.element_strides[d]) for d in range(1, 5)],     # d = 1..4
+                alive=walk.lane_alive[j],
+                bases=[Mux(beat.pixel_mode, pixel[d - 1],
+                           Mux(beat.gather, rows[digits[1][:2]] if d == 1 else 0, beat.start[d]))
+                       for d in range(1, 5)],
+                steps=[Mux(tiled, small_product(digits[d], beat.element_strides[d]), 0) for d in range(1, 5)],
+                # the chunk's offset in a DSP block whose output register is A0's (rtl/dsp.py)
                 chunk_offset=stage["a0"].product(digits[0], beat.chunk_values, registered_inputs=False).map(
                     lambda p: p[:len(digits[0]) + len(beat.chunk_values)]),
                 linear=walk.beat_index * config.lanes + j,          # the chunk's place in the box
+                last_chunk=digits[0] == beat.last_chunk,            # a row's last chunk: fewer units
             ))
         ctl, records = stage["a0"](ctl, "ctl"), stage["a0"](records, "lane")
 
@@ -169,17 +180,7 @@ class Datapath(wiring.Component):
         beat = ctl.beat
         lanes = []
         for rec in records:
-            digits = rec.digits
-            chunk = digits[0]
-            rows = Array(beat.start[k] for k in range(1, 5))
-            coords = []
-            for d in range(1, 5):
-                coordinate = beat.start[d] + rec.steps[d - 1]
-                if d == 1:
-                    coordinate = Mux(beat.gather, rows[digits[1][:2]], coordinate)
-                else:
-                    coordinate = Mux(beat.gather, 0, coordinate)
-                coords.append(Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)[:34].as_signed())
+            coords = [(base + step)[:34].as_signed() for base, step in zip(rec.bases, rec.steps)]
             lanes.append(SimpleNamespace(
                 alive=rec.alive,
                 coords=coords,
@@ -187,7 +188,11 @@ class Datapath(wiring.Component):
                 products=sum((partial_products(coords[d], beat.strides[d], config.address_width, stage["a1"].product)
                               for d in range(4)), []),
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
-                units=Mux(chunk == beat.last_chunk, beat.units_last, beat.units_per_chunk)[:5],
+                # the chunk's kind (a row's last chunk may hold fewer units): its units,
+                # the mask of them (dead lanes' cleared), its bytes
+                units=beat.chunks[rec.last_chunk].units,
+                live=beat.chunks[rec.last_chunk].live & rec.alive.replicate(16),
+                length=beat.chunks[rec.last_chunk].length,
                 # a prefetch touches no shared memory: its beats carry address 0
                 smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:config.smem_address_width],
             ))
@@ -198,15 +203,13 @@ class Datapath(wiring.Component):
         beat = ctl.beat
         out_lanes = []
         for a in lanes:
-            inside = Const(1, 1)
-            for d in range(4):
-                inside = inside & (a.coords[d] >= 0) & (a.coords[d] < beat.dims[d + 1])
+            # one bit per dimension: their AND is B1's, so a compare's carry chain ends here
+            inside = Cat(~a.coords[d][-1] & less_than(a.coords[d], beat.dims[d + 1]) for d in range(4))
             terms = [beat.base.as_signed()] + a.products
             out_lanes.append(SimpleNamespace(
-                alive=a.alive, inside=inside, window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
-                units=a.units,
+                inside=inside, window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
+                alive=a.alive, units=a.units, live=a.live, length=a.length,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
-                length=small_product(a.units, beat.unit_global_bytes),      # 5 by 5 bits: no DSP block
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
         # every unit's offset from the chunk's first value, from the job alone
         offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
@@ -219,18 +222,19 @@ class Datapath(wiring.Component):
         beat = ctl.beat
         for lane in lanes:
             bounds = [unit_bounds(lane.window, offsets[u]) for u in range(16)]
-            lane.low_ok = Cat(lane.alive & lane.inside & (u < lane.units) & low for u, (low, _) in enumerate(bounds))
+            lane.low_ok = Cat(lane.live[u] & low for u, (low, _) in enumerate(bounds))
             lane.high_ok = Cat(high for _, high in bounds)
+            lane.inside = lane.inside.all()
             lane.dim0_offset = sparse_product(lane.first_unit, beat.unit_global_bytes, UNIT_BYTES)[:width].as_signed()
-            del lane.inside, lane.window, lane.first_unit
+            del lane.window, lane.first_unit, lane.live
         # B1 adds one level: its inputs come from the DSP blocks' product registers, and
         # the route from a block is most of the stage (docs/fpga.md, "Clock speed")
         for name, levels in (("b1", 1), ("b2", 2)):
             for lane in lanes:
                 if name == "b2":
                     lane.terms = lane.terms + [lane.dim0_offset]
-                    lane.mask = lane.low_ok & lane.high_ok
-                    del lane.dim0_offset, lane.low_ok, lane.high_ok
+                    lane.mask = lane.low_ok & lane.high_ok & lane.inside.replicate(16)
+                    del lane.dim0_offset, lane.low_ok, lane.high_ok, lane.inside
                 for _ in range(levels):
                     lane.terms = add_pairs(lane.terms, width)
             ctl, lanes = stage[name](ctl, "ctl"), stage[name](lanes, "lane")
@@ -275,12 +279,19 @@ class Datapath(wiring.Component):
         # `held` counts the records in stages A0 to B2 and in the queue. Next cycle the walk
         # register holds at most one more (this cycle's `issue`), and the walker may emit
         # one: `issue` is whether that one fits, decided a cycle ahead so it is a register.
-        # Both outcomes of `taken` are summed and compared beside the queue's read, so the
-        # head's route ends in one multiplexer, not in an add and a compare (docs/fpga.md).
+        # That is `held + walk_valid + issue - taken < BEAT_QUEUE`: `held` is compared with
+        # each limit the three bits can set, beside them, and the bits pick a compare, so
+        # the head's route ends in one multiplexer, not in adds and a compare (docs/fpga.md).
         held = Signal(range(BEAT_QUEUE + 1))
         kept = held + self.walk_valid                   # the count if nothing is taken
+        below = [held < BEAT_QUEUE - n for n in range(3)]       # held + n < BEAT_QUEUE
+
+        def by_arrivals(options):
+            """``options[walk_valid + issue]``."""
+            return Mux(self.walk_valid & self.issue, options[2], Mux(self.walk_valid | self.issue, options[1], options[0]))
+
         m.d.sync += [held.eq(Mux(taken, kept - 1, kept)),
-                     self.issue.eq(Mux(taken, kept - 1 + self.issue < BEAT_QUEUE, kept + self.issue < BEAT_QUEUE))]
+                     self.issue.eq(Mux(taken, by_arrivals([1] + below[:2]), by_arrivals(below)))]
 
         completion = Signal(CompletionLayout)
         m.d.comb += [

@@ -8,20 +8,23 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
 1. accept: the request is registered and its slot is read from the descriptor file
    (the snapshot: later bus writes to the slot cannot reach this request);
 2. the snapshot copied into registers near the decode: the descriptor file's LUT RAM
-   sits where its bus puts it, and the route from it is a stage of its own;
+   sits where its bus puts it, and the route from it is a stage of its own; beside it a
+   few bits of the decode (:func:`.decode.decode_early`);
 3. to 6. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
    elements traversed per dimension; the shared-memory row; its bytes and the box's
    rows. Beside them: the partial products of the strides and dimensions the rules need
    (:func:`.validate.product_terms`) in stage 4, then one level of their adder trees a
    stage;
-7. the box's rows; the stride extents; the odometer radices, saturated;
+7. the box's rows; the stride extents; the odometer radices, saturated; the two kinds of
+   chunk (a row's full chunks and its last: units, mask, bytes);
 8. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
    byte count in pieces; the mixed radix's place values;
 9. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
    first broken rule of each group of :data:`RULE_GROUP`; the box's byte count; the
    tensor's last byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
-   of the last byte's high bits; the beat count; the first broken group;
+   of the last byte's high bits; the beat count; the first broken group; the pixel
+   walk's read-ahead fields (:func:`.walker.pixel_walk_ahead`);
 11. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
    the job register, with a skid register behind it.
 
@@ -57,10 +60,11 @@ from ..model.errors import ErrorCode
 from ..model.im2col import W128_GROUP
 from ..model.types import AccessMode, Operation, OobFill
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
-from .decode import decode_fields, decode_counts, decode_rows, decode_row_bytes
+from .decode import decode_early, decode_fields, decode_counts, decode_rows, decode_row_bytes, rank_is, rank_above
 from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
 from .pipeline import Stage
 from .validate import product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps, first_broken
+from .walker import pixel_walk_ahead
 
 __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix"]
 
@@ -96,12 +100,22 @@ def place_values(m, saturated, limit: int):
     return prefixes
 
 
+def chunk_kind(units, unit_global_bytes):
+    """A kind of chunk of ``units`` units (``ChunkKindLayout``'s fields)."""
+    return SimpleNamespace(units=units, live=Cat(u < units for u in range(16)),
+                           length=small_product(units, unit_global_bytes)[:5])
+
+
 def mode_kinds(req):
-    """(gather4 or scatter4, an im2col mode whose rows are pixels) of a request."""
+    """A request's access mode as bits: ``gather`` (gather4 or scatter4), ``im2col``,
+    ``wide`` (im2col::w), ``wide128`` (im2col::w::128), ``pixel_mode`` (any of the last
+    three: rows are pixels). The front end decodes them once, in stage 2, and passes
+    them on with the request, so no stage starts with the mode's compares and one
+    register does not drive them all (docs/fpga.md, "Clock speed")."""
     mode = req.mode.as_value()
-    gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
-    pixel_mode = (mode == AccessMode.IM2COL) | (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
-    return gather, pixel_mode
+    im2col, wide, wide128 = (mode == AccessMode.IM2COL), (mode == AccessMode.IM2COL_W), (mode == AccessMode.IM2COL_W_128)
+    return SimpleNamespace(gather=(mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4),
+                           im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
 
 
 def mixed_radix(value: int, radices, prefixes):
@@ -160,8 +174,9 @@ class FrontEnd(wiring.Component):
             return lambda a, b: stage[k].product(a, b, registered_inputs=False)
 
         def request_of(r):
-            """What every stage passes on: the request, its valid bit and its slot's."""
-            return dict(valid=r.valid, request=r.request, slot_valid=r.slot_valid)
+            """What every stage passes on: the request, its mode's bits, its valid bit and
+            its slot's."""
+            return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
 
         # -- stage 1: accept and snapshot -------------------------------------------------
         valid = Signal(name="s1_valid")
@@ -175,22 +190,21 @@ class FrontEnd(wiring.Component):
             m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
 
         # -- stage 2: the snapshot copied ----------------------------------------------------
-        r = register(2, valid=valid, request=req, slot_valid=self.snap_valid, snapshot=self.snap_data)
+        r = register(2, valid=valid, request=req, kinds=mode_kinds(req), slot_valid=self.snap_valid,
+                     snapshot=self.snap_data, early=decode_early(self.snap_data))
 
         # -- stages 3 to 6: the decode; the products and their adder trees -----------------
         # the products' DSP blocks register their operands as stage 3 and their products
         # as stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products
-        fields = decode_fields(r.snapshot, stage[3].product)
+        fields = decode_fields(r.snapshot, r.early, stage[3].product)
         r = register(3, **request_of(r), terms=product_terms(fields, stage[3].product), d=fields)
         r = register(4, **request_of(r), terms=r.terms, d=decode_counts(r.d))
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
         # products plus dim0_bytes - 1 (added two levels later, when it is ready)
-        mode = r.request.mode.as_value()
-        gather, _ = mode_kinds(r.request)
-        w_halo = r.request.w_halo
-        other_rows = Mux(gather, 4,                  # the rows of a box that is not tiled
-                     Mux(mode == AccessMode.IM2COL, r.d.pixels,
-                     Mux(mode == AccessMode.IM2COL_W, r.d.pixels + w_halo, 128 + 4 * w_halo)))
+        kinds, w_halo = r.kinds, r.request.w_halo
+        other_rows = Mux(kinds.gather, 4,            # the rows of a box that is not tiled
+                     Mux(kinds.im2col, r.d.pixels,
+                     Mux(kinds.wide, r.d.pixels + w_halo, 128 + 4 * w_halo)))
         r = register(5, **request_of(r), other_rows=other_rows,
                      extent_terms=[add_pairs(r.terms[i] + [r.d.strides[i].as_signed()], SPAN_WIDTH) for i in range(3)],
                      span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[5].product))
@@ -200,7 +214,7 @@ class FrontEnd(wiring.Component):
 
         # -- stage 7: the box's rows, extents, radices -------------------------------------
         d = r.d
-        gather, pixel_mode = mode_kinds(r.request)
+        gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         rows = Mux(gather | pixel_mode, r.other_rows, d.box_rows_tiled)
         base_term = Cat(d.global_address[:config.address_width], 0).as_signed()
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
@@ -217,23 +231,24 @@ class FrontEnd(wiring.Component):
                      # (docs/fpga.md, "Clock speed")
                      other_terms=partial_products(r.other_rows, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
                      tiled_terms=partial_products(d.box_rows_tiled, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
-                     # units in the row's last chunk
-                     units_last=d.row_units - ((d.row_chunks - 1) << d.units_per_chunk_log2))
+                     # a row's full chunk and its last
+                     chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
+                                  chunk_kind(d.last_chunk_units, d.unit_global_bytes)])
 
         # -- stage 8: the rules, the box's bytes in pieces, place values -------------------
         rules = rule_list(r.d, r.request, r.extents, r.slot_valid, config)
-        gather, pixel_mode = mode_kinds(r.request)
-        r = register(8, **request_of(r), d=r.d, room=r.room, radices=r.radices, units_last=r.units_last,
+        gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
+        r = register(8, **request_of(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
                      broken=Cat(condition for condition, _ in rules),
                      box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
                                 in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
                      span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
                      prefixes=place_values(m, r.saturated, config.lanes),
-                     pixel_roles=self._pixel_roles(r.d, r.request))
+                     pixel_roles=self._pixel_roles(r.d, r.request, r.kinds))
 
         # -- stage 9: the job set-up; each group's first broken rule; the sums -------------
         job = Signal.like(self.job.payload)
-        self._job_setup(m, job, r.d, r.request, r.radices, r.prefixes, r.units_last, r.pixel_roles)
+        self._job_setup(m, job, r.d, r.request, r.kinds, r.radices, r.prefixes, r.chunk_kinds, r.pixel_roles)
         codes = [code for _, code in rules]
         groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(rules)))])
                   for start in range(0, len(rules), RULE_GROUP)]
@@ -243,9 +258,15 @@ class FrontEnd(wiring.Component):
 
         # -- stage 10: SMEM_BOUNDS, ADDRESS_WRAP, the beats, the first broken group -------
         any_broken, first_code = first_broken(r.groups)
-        r = register(10, valid=r.valid, job=r.job, any_broken=any_broken, first_code=first_code,
+        job = Signal.like(r.job, name="s9_job_ahead")
+        m.d.comb += [job.eq(r.job), *pixel_walk_ahead(r.job.pixels, job.pixels)]
+        beat_bits = (16 * config.lanes).bit_length() - 1        # a beat's bytes, log2
+        r = register(10, valid=r.valid, job=job, any_broken=any_broken, first_code=first_code,
                      box_bytes=r.box_bytes, overflows=smem_overflows(r.request, r.box_bytes, r.room),
                      beats=((r.box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
+                     # one beat: at most a beat's bytes (a box has at least one chunk), by
+                     # zero tests beside the beat count's add, not a compare behind it
+                     one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
                      wraps=address_wraps(r.last_byte, config))
 
         # -- stage 11: the code, into the job register ---------------------------------------
@@ -255,7 +276,7 @@ class FrontEnd(wiring.Component):
         incoming = Signal(job_layout(config))
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
-                     incoming.beats.eq(Mux(ok, r.beats, 1))]
+                     incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
         with m.If(~self.job.valid | self.job.ready):
             # the job register takes the skid's job if it holds one, else the stages'
             m.d.sync += [self.job.valid.eq(skid_valid | r.valid),
@@ -265,11 +286,11 @@ class FrontEnd(wiring.Component):
             m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming)]
         return m
 
-    def _job_setup(self, m, job, d, req, radices, prefixes, units_last, roles):
+    def _job_setup(self, m, job, d, req, kinds, radices, prefixes, chunk_kinds, roles):
         """The job's walk (radices, start and step digits, pixel walk) and beat constants,
         from the decoded descriptor and the request."""
         config = self.config
-        gather, pixel_mode = mode_kinds(req)
+        gather, pixel_mode = kinds.gather, kinds.pixel_mode
         m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
         step_digits, step_overflow = mixed_radix(config.lanes, radices, prefixes)
         m.d.comb += job.step_overflow.eq(step_overflow)
@@ -281,7 +302,7 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             for i in range(DIGITS):
                 m.d.comb += job.lane_digits[lane][i].eq(digits[i])
-        self._pixel_walk(m, job.pixels, d, req, roles)
+        self._pixel_walk(m, job.pixels, d, req, kinds, roles)
 
         beat = job.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
@@ -294,12 +315,12 @@ class FrontEnd(wiring.Component):
                 beat.dims[i].eq(Mux(d.in_rank[i], d.dims[i], 1)),
             ]
         m.d.comb += [beat.strides[i].eq(Mux(d.in_rank[i + 1], d.strides[i], 0)) for i in range(4)]
+        for kind, values in zip(beat.chunks, chunk_kinds):
+            m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
             beat.base.eq(d.global_address),
             beat.smem_base.eq(Mux(prefetch, 0, req.smem_address)),
             beat.swizzle.eq(Mux(prefetch, 0, d.swizzle)),
-            beat.units_per_chunk.eq(Const(1, 5) << d.units_per_chunk_log2),
-            beat.units_last.eq(units_last),
             beat.value_step.eq(value_step),
             beat.values_per_unit_log2.eq(d.values_per_unit_log2),
             beat.unit_global_bytes.eq(d.unit_global_bytes),
@@ -318,34 +339,31 @@ class FrontEnd(wiring.Component):
         ]
 
     @staticmethod
-    def _pixel_roles(d, req):
+    def _pixel_roles(d, req, kinds):
         """What each of dimensions 1..4 does in the pixel walk (PTX 5.5.4 / 5.5.5): im2col
         walks the rank - 2 spatial dimensions, im2col::w and ::w::128 only W; N (the last
         dimension) counts the carries; the im2col offsets (loads) or wOffset shift the
         walked positions. Decided a stage before the job set-up adds the offsets."""
-        mode = req.mode.as_value()
-        im2col = mode == AccessMode.IM2COL
-        _, pixel_mode = mode_kinds(req)
+        im2col, pixel_mode = kinds.im2col, kinds.pixel_mode
         op = req.operation.as_value()
         offsets_apply = im2col & ((op == Operation.LOAD) | (op == Operation.PREFETCH))
-        # im2col walks the rank - 2 spatial dimensions, the other modes one: compares of
-        # the rank with constants, no subtract before them
-        walks = [pixel_mode & Mux(im2col, d.rank >= i + 2, i == 1) for i in range(1, 5)]
+        # im2col walks the rank - 2 spatial dimensions, the other modes one: the rank's
+        # bits, no compare
+        walks = [pixel_mode & Mux(im2col, rank_above(d, i + 1), i == 1) for i in range(1, 5)]
         offsets = []
         for i in range(1, SPATIAL + 1):
             offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
             if i == 1:
                 offset = Mux(im2col, offset, req.w_offset)
             offsets.append(Mux(walks[i - 1], offset, 0))
-        return SimpleNamespace(walks=walks, counts=[pixel_mode & (d.rank - 1 == i) for i in range(1, 5)],
+        return SimpleNamespace(walks=walks, counts=[pixel_mode & rank_is(d, i + 1) for i in range(1, 5)],
                                offsets=offsets)
 
     @staticmethod
-    def _pixel_walk(m, walk, d, req, roles):
+    def _pixel_walk(m, walk, d, req, kinds, roles):
         """The job's pixel walk (``pixel_walk_layout``): the roles (:meth:`_pixel_roles`)
         and the walked positions, their range and their start, shifted alike by the
         offsets."""
-        mode = req.mode.as_value()
         for i in range(1, 5):
             start = Mux(d.in_rank[i], req.coordinates[i], 0)
             if i <= SPATIAL:
@@ -360,6 +378,6 @@ class FrontEnd(wiring.Component):
                 walk.counts[i - 1].eq(roles.counts[i - 1]),
             ]
         m.d.comb += [
-            walk.halo.eq(Mux(mode == AccessMode.IM2COL, 0, req.w_halo)),
-            walk.group_last.eq(Mux(mode == AccessMode.IM2COL_W_128, W128_GROUP - 1, d.pixels - 1)),
+            walk.halo.eq(Mux(kinds.im2col, 0, req.w_halo)),
+            walk.group_last.eq(Mux(kinds.wide128, W128_GROUP - 1, d.pixels - 1)),
         ]

@@ -116,7 +116,14 @@ def pixel_walk_layout() -> data.StructLayout:
     (N: adds the carry) or neither (held: passes the carry on). Coordinates are already
     shifted by the im2col offsets or wOffset, so a position is the coordinate it reads.
     ``limit`` is ``end - stride``: a position at or past it restarts instead of stepping
-    (the compare then needs no add before it).
+    (the compare then needs no add before it). The fields from ``step_limit`` on are
+    read ahead off the others by the front end (``rtl/walker.py`` ``pixel_walk_ahead``),
+    so the walker compares nothing in series when it loads a job or steps a pixel:
+    ``step_limit`` is ``limit - stride`` (a position at or past it steps to or past the
+    limit), ``low_wraps`` and ``start_wraps`` whether ``low`` and ``start`` are at or
+    past the limit; ``has_halo``, ``halo_less_one``, ``group_single`` (``group_last`` is
+    0) and ``group_before_last`` (``group_last - 1``) decide a pixel state's halo and
+    group bits a step ahead (``pixel_state_layout``).
     """
     return data.StructLayout({
         "start": data.ArrayLayout(PIXEL_COORD, 4),
@@ -127,6 +134,14 @@ def pixel_walk_layout() -> data.StructLayout:
         "counts": unsigned(4),
         "halo": unsigned(HALO_WIDTH),   # halo pixels after each group (0: none)
         "group_last": unsigned(RADIX_WIDTH),    # main pixels in a group, minus 1
+        # read ahead (pixel_walk_ahead)
+        "step_limit": data.ArrayLayout(signed(PIXEL_COORD.width + 1), SPATIAL),
+        "low_wraps": unsigned(SPATIAL),
+        "start_wraps": unsigned(SPATIAL),
+        "has_halo": 1,
+        "halo_less_one": unsigned(HALO_WIDTH),
+        "group_single": 1,
+        "group_before_last": unsigned(RADIX_WIDTH),
     })
 
 
@@ -143,6 +158,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "code": unsigned(8),
         "transaction_bytes": unsigned(32),
         "beats": unsigned(32),
+        "one_beat": 1,              # beats == 1, decided by the front end
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_safe": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),     # radix - step - 1
@@ -152,6 +168,16 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "pixels": pixel_walk_layout(),
         "beat": beat_constants_layout(config),
     })
+
+
+#: A kind of chunk (a row's full chunks, its last): its units, which of the 16 lanes of
+#: its mask they fill, and its bytes in global memory; a job holds both kinds, so the
+#: datapath picks one rather than computing them per chunk (docs/fpga.md).
+ChunkKindLayout = data.StructLayout({
+    "units": unsigned(5),
+    "live": unsigned(16),
+    "length": unsigned(5),
+})
 
 
 def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
@@ -164,8 +190,7 @@ def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
         "base": unsigned(config.address_width),
         "smem_base": unsigned(config.smem_address_width),
         "swizzle": unsigned(3),
-        "units_per_chunk": unsigned(5),
-        "units_last": unsigned(5),
+        "chunks": data.ArrayLayout(ChunkKindLayout, 2),     # a row's full chunk, its last
         "value_step": unsigned(5),                      # values between units along dim 0
         "values_per_unit_log2": unsigned(3),
         "unit_global_bytes": unsigned(5),

@@ -24,8 +24,8 @@ from ..model.request import REDUCE_TYPES, IM2COL_OFFSET_RANGES, MAX_W_HALO
 from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES
 from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind, Operation,
                            ReduceOp, SwizzleMode, SwizzleAtomicity, Swizzle)
-from .arith import partial_products
-from .decode import type_table
+from .arith import partial_products, outside_field_range, less_than
+from .decode import type_table, rank_is, rank_above
 
 __all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps",
            "first_broken", "smem_alignment_log2"]
@@ -72,21 +72,20 @@ def rule_list(d, req, extents, slot_valid, config):
     def rule(condition, code):
         rules.append((condition, code))
 
-    rank = d.rank
     align16b = _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
     swizzle = d.swizzle
 
     rule(~slot_valid, ErrorCode.SLOT_INVALID)
     # -- decoding the image (model/layout.py tensor_map_from_fields) ----------------------
-    rule(rank > 5, ErrorCode.RANK_RANGE)
+    rule(rank_above(d, 5), ErrorCode.RANK_RANGE)
     rule(d.swizzle_mode > SwizzleMode.B96, ErrorCode.ENUM_RANGE)
     rule((d.swizzle_atomicity != SwizzleAtomicity.A16B) & (d.swizzle_mode != SwizzleMode.B128),
          ErrorCode.SWIZZLE_ATOMICITY)
     rule(d.kind == 3, ErrorCode.ENUM_RANGE)
     rule(d.interleave == 3, ErrorCode.ENUM_RANGE)
     # -- the tensor map's rules (model/tensormap.py _validate) ----------------------------
-    rule(~d.tiled & (rank < 3), ErrorCode.RANK_RANGE)
-    rule((d.interleave != Interleave.NONE) & (rank < 3), ErrorCode.RANK_INTERLEAVE)
+    rule(~d.tiled & ~rank_above(d, 2), ErrorCode.RANK_RANGE)
+    rule((d.interleave != Interleave.NONE) & ~rank_above(d, 2), ErrorCode.RANK_INTERLEAVE)
     align32 = (d.interleave == Interleave.B32) | align16b
     address = d.global_address
     rule((address[:4] != 0) | (align32 & address[4]), ErrorCode.ADDRESS_ALIGN)
@@ -94,27 +93,26 @@ def rule_list(d, req, extents, slot_valid, config):
     rule((d.code == _ptx(DataType.U4_ALIGN8B)) & d.dims[0][0], ErrorCode.DIM_PACKED)
     extent = d.dim0_bytes
     for i in range(4):
-        used = rank > i + 1
+        used = rank_above(d, i + 1)
         stride = d.strides[i]
         rule(used & ((stride == 0) | (align32 & stride[4])), ErrorCode.STRIDE_ALIGN)
-        rule(used & (stride < extent), ErrorCode.STRIDE_EXTENT)
+        rule(used & less_than(stride, extent), ErrorCode.STRIDE_EXTENT)
         if i < 3:
             extent = extents[i]
     # tiled boxes
     inner_bits = Mux(d.padded, d.box[0] << 3, d.box_bits)
     rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
     rule(d.tiled & (d.interleave == Interleave.NONE) & (inner_bits[:7] != 0), ErrorCode.BOX_INNER_BYTES)
-    # im2col maps: corners in the rank's range, then a box of non-zero area
-    corners = Mux(d.im2col, rank - 2, 1)
-    for name in ("lower", "upper"):
-        for i in range(3):
-            value = getattr(d, f"{name}_corner")[i]
-            broken = Const(0, 1)
-            for r, (low, high) in CORNER_RANGES.items():
-                broken = broken | ((rank == r) & ((value < low) | (value > high)))
-            rule(d.im2col & (corners > i) & broken, ErrorCode.CORNER_RANGE)
+    # im2col maps: corners in the rank's range (rank - 2 of them), then a box of non-zero
+    # area (im2col-wide maps: one)
+    for outside in d.corners_outside:
+        broken = Const(0, 1)
+        for r, bit in zip(CORNER_RANGES, outside):
+            broken = broken | (rank_is(d, r) & bit)
+        rule(d.im2col & broken, ErrorCode.CORNER_RANGE)
     for i in range(3):
-        rule(~d.tiled & (corners > i) & (d.corner_area[i] <= 0), ErrorCode.CORNER_AREA)
+        corner_used = Mux(d.im2col, rank_above(d, i + 2), i == 0)
+        rule(~d.tiled & corner_used & (d.corner_area[i] <= 0), ErrorCode.CORNER_AREA)
     rule(~d.tiled & align16b & (d.channels != 128), ErrorCode.CHANNELS_RANGE)
     rule(~d.tiled & (d.interleave == Interleave.NONE) & ~d.padded & (d.channel_bits[:7] != 0),
          ErrorCode.BOX_INNER_BYTES)
@@ -148,10 +146,10 @@ def rule_list(d, req, extents, slot_valid, config):
     wide_mode = (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
     needs = Mux(mode == AccessMode.IM2COL, MapKind.IM2COL, Mux(wide_mode, MapKind.IM2COL_WIDE, MapKind.TILED))
     rule(d.kind != needs, ErrorCode.MODE_MISMATCH)
-    rule(gather & (rank != 2), ErrorCode.GATHER4_MAP)
+    rule(gather & ~rank_is(d, 2), ErrorCode.GATHER4_MAP)
     rule(gather & (d.box[1] != 1), ErrorCode.GATHER4_MAP)
     rule(gather & (d.interleave != Interleave.NONE), ErrorCode.GATHER4_MAP)
-    used = [Mux(gather, i < 5, rank > i) for i in range(5)]
+    used = [gather | d.in_rank[i] for i in range(5)]
     negative = Const(0, 1)
     for i in range(5):
         negative = negative | (used[i] & req.coordinates[i][31])
@@ -176,14 +174,14 @@ def rule_list(d, req, extents, slot_valid, config):
     im2col_load = (mode == AccessMode.IM2COL) & load_side
     for i in range(3):
         broken = Const(0, 1)
-        for r, (_, high) in IM2COL_OFFSET_RANGES.items():
-            if high < (1 << len(req.im2col_offsets[i])) - 1:     # rank 3's range is the whole field
-                broken = broken | ((rank == r) & (rank - 2 > i) & (req.im2col_offsets[i] > high))
+        for r, (low, high) in IM2COL_OFFSET_RANGES.items():
+            if r - 2 > i:
+                broken = broken | (rank_is(d, r) & outside_field_range(req.im2col_offsets[i], low, high))
         rule(im2col_load & broken, ErrorCode.IM2COL_OFFSET_RANGE)
     im2col_store = (mode == AccessMode.IM2COL) & writes
     corner_broken = Const(0, 1)
     for i in range(3):
-        corner_broken = corner_broken | ((rank - 2 > i) & ((d.lower_corner[i] < 0) | (d.upper_corner[i] > 0)))
+        corner_broken = corner_broken | (rank_above(d, i + 2) & d.corners_pad[i])
     rule(im2col_store & corner_broken, ErrorCode.IM2COL_STORE_CORNER)
     wide_kind = Mux(mode == AccessMode.IM2COL_W, 0, 1)
     rule(wide_mode & (d.wide_mode != wide_kind), ErrorCode.MODE_MISMATCH)
@@ -204,7 +202,7 @@ def smem_room(req, config):
 def smem_overflows(req, box_bytes, room):
     """The second-last rule: the box runs past the unit's shared memory (SMEM_BOUNDS;
     a prefetch writes none). ``room``: :func:`smem_room`."""
-    return (req.operation.as_value() != Operation.PREFETCH) & (room.past | (box_bytes > room.bytes))
+    return (req.operation.as_value() != Operation.PREFETCH) & (room.past | less_than(room.bytes, box_bytes))
 
 
 def address_wraps(last_byte, config):

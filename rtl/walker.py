@@ -28,6 +28,7 @@ from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
+from .arith import less_than
 from .layouts import (job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_COORD,
                       HALO_WIDTH)
 
@@ -45,41 +46,49 @@ def pixel_state_layout() -> data.StructLayout:
         "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
         "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
         # spatial dimension i's position is at or past its limit: it restarts rather than
-        # steps. Kept beside the position, so a step reads a bit and not a compare
+        # steps. Kept beside the position, so a step reads a bit and not a compare; the
+        # same for the halo and group counts' compares
         "wrap": unsigned(SPATIAL),
+        "in_halo": 1,           # halo_index != 0
+        "halo_more": 1,         # halo_index != the walk's halo: another halo pixel follows
+        "group_end": 1,         # group_index == the walk's group_last
     })
 
 
-def pixel_walk_ahead(walk, name):
-    """What the walker keeps of a job's pixel walk ``walk`` besides the job, so that a
-    pixel step needs no compare in series (:func:`pixel_step`): per spatial dimension
-    ``limit - stride`` (a position at or past it steps to or past the limit) and whether
-    ``low`` is at or past the limit; computed when the job is loaded, as registers
-    ``name``. Returns (the registers, their values for ``walk``)."""
-    ahead = Signal(data.StructLayout({
-        "step_limit": data.ArrayLayout(signed(PIXEL_COORD.width + 1), SPATIAL),
-        "low_wraps": unsigned(SPATIAL),
-    }), name=name)
-    values = [ahead.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
-    values.append(ahead.low_wraps.eq(at_limit(walk, walk.low)))
-    return ahead, values
+def pixel_walk_ahead(walk, target):
+    """Assignments that set the pixel walk ``target``'s read-ahead fields
+    (``pixel_walk_layout``) from the walk ``walk``: per spatial dimension ``limit -
+    stride`` and whether ``low`` and ``start`` are at or past the limit. The front end
+    makes them a stage before the job register, so the walker has no compare in series
+    with a pixel step nor with a job's load (:func:`pixel_step`)."""
+    return ([target.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
+            + [target.low_wraps.eq(at_limit(walk, walk.low)), target.start_wraps.eq(at_limit(walk, walk.start)),
+               target.has_halo.eq(walk.halo != 0), target.halo_less_one.eq(walk.halo - 1),
+               target.group_single.eq(walk.group_last == 0), target.group_before_last.eq(walk.group_last - 1)])
+
+
+def first_pixel(state, walk):
+    """Assignments that set the pixel state ``state`` to the first of the walk ``walk``
+    (its read-ahead fields set): the start position, no halo, the group's first pixel."""
+    return ([state.eq(0), state.wrap.eq(walk.start_wraps), state.halo_more.eq(walk.has_halo),
+             state.group_end.eq(walk.group_single)]
+            + [state.position[i].eq(walk.start[i]) for i in range(4)])
 
 
 def at_limit(walk, positions):
     """Per spatial dimension, whether ``positions[i]`` is at or past the walk's limit (a
     pixel state's ``wrap`` bits)."""
-    return Cat(positions[i] >= walk.limit[i] for i in range(SPATIAL))
+    return Cat(~less_than(positions[i], walk.limit[i]) for i in range(SPATIAL))
 
 
-def pixel_step(m, state, walk, ahead, name):
-    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``; ``ahead``:
-    :func:`pixel_walk_ahead`), as a new signal named ``name``: a halo pixel while the
+def pixel_step(m, state, walk, name):
+    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``, its
+    read-ahead fields set), as a new signal named ``name``: a halo pixel while the
     group's halo lasts, else the next main position (W steps; a restart carries into H,
     D, then N)."""
     after = Signal(pixel_state_layout(), name=name)
-    in_halo = state.halo_index != 0
-    group_end = state.group_index == walk.group_last
-    to_halo = Mux(in_halo, state.halo_index != walk.halo, group_end & (walk.halo != 0))
+    in_halo, group_end = state.in_halo, state.group_end
+    to_halo = Mux(in_halo, state.halo_more, group_end & walk.has_halo)
     carry = ~to_halo
     for i in range(4):
         position = state.position[i]
@@ -92,15 +101,21 @@ def pixel_step(m, state, walk, ahead, name):
             stepped = Mux(restarts, walk.low[i], stepped)
             passes = passes & (~walk.walks[i] | wrap)
             # the next position's wrap bit, decided beside the step, not after it
-            next_wrap = Mux(restarts, ahead.low_wraps[i], position >= ahead.step_limit[i])
+            next_wrap = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
             m.d.comb += after.wrap[i].eq(Mux(carry & moves, next_wrap, wrap))
         m.d.comb += after.position[i].eq(Mux(carry & moves, stepped, position))
         carry = carry & passes
+    # the halo and group bits of the next state, from compares with the current one's
+    # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
+    restarts_group = in_halo | group_end
     m.d.comb += [
         after.halo_index.eq(Mux(to_halo, state.halo_index + 1, 0)),
         after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
-        after.group_index.eq(Mux(to_halo, state.group_index,
-                                 Mux(in_halo | group_end, 0, state.group_index + 1))),
+        after.group_index.eq(Mux(to_halo, state.group_index, Mux(restarts_group, 0, state.group_index + 1))),
+        after.in_halo.eq(to_halo),
+        after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
+        after.group_end.eq(Mux(to_halo, group_end,
+                               Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))),
     ]
     return after
 
@@ -233,10 +248,9 @@ class Walker(wiring.Component):
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
         pixel = Signal(pixel_state_layout())
-        ahead, ahead_values = pixel_walk_ahead(self.job.payload.pixels, "pixel_ahead")
         window = [pixel]
         for k in range(lanes):
-            window.append(pixel_step(m, window[-1], current.pixels, ahead, f"pixel_plus{k + 1}"))
+            window.append(pixel_step(m, window[-1], current.pixels, f"pixel_plus{k + 1}"))
         index_bits = (lanes - 1).bit_length()
         lane_pixel = []
         for j in range(lanes):
@@ -274,11 +288,9 @@ class Walker(wiring.Component):
             # and what it walks next
             with m.If(self.job.ready):
                 m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
-                             alive.eq(self.job.payload.lane_alive), pixel.eq(0),
-                             remaining.eq(self.job.payload.beats), last.eq(self.job.payload.beats == 1)]
-                m.d.sync += [pixel.position[i].eq(self.job.payload.pixels.start[i]) for i in range(4)]
-                m.d.sync += pixel.wrap.eq(at_limit(self.job.payload.pixels, self.job.payload.pixels.start))
-                m.d.sync += ahead_values
+                             alive.eq(self.job.payload.lane_alive),
+                             remaining.eq(self.job.payload.beats), last.eq(self.job.payload.one_beat)]
+                m.d.sync += first_pixel(pixel, self.job.payload.pixels)
                 m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
                 m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
                 for j in range(lanes):

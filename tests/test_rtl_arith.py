@@ -3,10 +3,10 @@
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Module, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
-from tma_unit.rtl.arith import carry_save_sum
+from tma_unit.rtl.arith import carry_save_sum, ceil_div_operands, less_than, outside_field_range, reciprocal_quotient
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
@@ -27,6 +27,89 @@ def test_carry_save_sum_is_the_sum_modulo_the_width(count):
             for term, value in zip(terms, case):
                 ctx.set(term, value)
             assert ctx.get(total) == sum(case) % (1 << width), case
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_ceil_div_operands_give_the_quotient_over_the_whole_range():
+    """Every stored box size (``a - 1``, 0..255) and element stride (``k - 1``, 0..7):
+    the two factors' product shifted down is ``ceil(a / k)``."""
+    a_less_one, k_less_one = Signal(8), Signal(3)
+    m = Module()
+    quotient = Signal(9)
+    m.d.comb += quotient.eq(reciprocal_quotient(*ceil_div_operands(a_less_one, k_less_one, 256)))
+
+    async def bench(ctx):
+        for a in range(1, 257):
+            for k in range(1, 9):
+                ctx.set(a_less_one, a - 1)
+                ctx.set(k_less_one, k - 1)
+                assert ctx.get(quotient) == -(-a // k), (a, k)
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_ceil_div_operands_refuse_a_range_past_exactness():
+    with pytest.raises(ValueError, match="exact range"):
+        ceil_div_operands(Signal(16), Signal(3), 1 << 14)
+
+
+@pytest.mark.parametrize("shape, low, high", [
+    (signed(16), -(1 << 7), (1 << 7) - 1), (signed(16), -(1 << 4), (1 << 4) - 1),      # the corners' ranges
+    (signed(16), -(1 << 15), (1 << 15) - 1),
+    (unsigned(16), 0, (1 << 8) - 1), (unsigned(16), 0, (1 << 5) - 1), (unsigned(16), 0, (1 << 16) - 1)])
+def test_outside_field_range_is_the_range_test(shape, low, high):
+    """The range tests the corner and im2col-offset rules use, against Python's compare,
+    at every edge of the range and of the field and at random values between."""
+    value = Signal(shape)
+    m = Module()
+    out = Signal()
+    m.d.comb += out.eq(outside_field_range(value, low, high))
+    field_low, field_high = (-(1 << 15), (1 << 15) - 1) if shape.signed else (0, (1 << 16) - 1)
+    rng = random.Random(high)
+    edges = {low - 1, low, low + 1, high - 1, high, high + 1, field_low, field_high, 0, -1}
+    values = [v for v in edges if field_low <= v <= field_high] + [rng.randint(field_low, field_high)
+                                                                  for _ in range(200)]
+
+    async def bench(ctx):
+        for v in values:
+            ctx.set(value, v)
+            assert ctx.get(out) == (not low <= v <= high), v
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+def test_outside_field_range_refuses_other_ranges():
+    with pytest.raises(ValueError, match="not the range"):
+        outside_field_range(Signal(signed(16)), -100, 100)
+    with pytest.raises(ValueError, match="not the range"):
+        outside_field_range(Signal(16), 1, 255)
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [(unsigned(6), unsigned(4)), (signed(5), unsigned(6)),
+                                              (unsigned(3), signed(6)), (signed(4), signed(4))])
+def test_less_than_is_the_compare(a_shape, b_shape):
+    """Every pair of values of the two shapes: the subtraction's sign is ``a < b``."""
+    a, b = Signal(a_shape), Signal(b_shape)
+    m = Module()
+    out = Signal()
+    m.d.comb += out.eq(less_than(a, b))
+
+    def values(shape):
+        return range(-(1 << (shape.width - 1)), 1 << (shape.width - 1)) if shape.signed else range(1 << shape.width)
+
+    async def bench(ctx):
+        for x in values(a_shape):
+            for y in values(b_shape):
+                ctx.set(a, x)
+                ctx.set(b, y)
+                assert ctx.get(out) == (x < y), (x, y)
 
     sim = Simulator(m)
     sim.add_testbench(bench)
