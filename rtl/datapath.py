@@ -288,7 +288,8 @@ class Datapath(wiring.Component):
 
         def by_arrivals(options):
             """``options[walk_valid + issue]``."""
-            return Mux(self.walk_valid & self.issue, options[2], Mux(self.walk_valid | self.issue, options[1], options[0]))
+            both, either = self.walk_valid & self.issue, self.walk_valid | self.issue
+            return Mux(both, options[2], Mux(either, options[1], options[0]))
 
         m.d.sync += [held.eq(Mux(taken, kept - 1, kept)),
                      self.issue.eq(Mux(taken, by_arrivals([1] + below[:2]), by_arrivals(below)))]

@@ -24,8 +24,8 @@ from ..model.tensormap import CORNER_RANGES
 from ..model.types import TYPE_INFO, Interleave, MapKind, SwizzleMode, Swizzle
 from .arith import ceil_div_operands, reciprocal_quotient, sparse_product, outside_field_range
 
-__all__ = ["decode_early", "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
-           "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
+__all__ = ["decode_early", "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table",
+           "swizzle_value", "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
 
 #: The sizes the unit multiplies by, from the type table: a unit's bytes in global memory
 #: and an element's bits (:func:`.arith.sparse_product`).
@@ -83,7 +83,7 @@ def decode_fields(desc, early, product):
     the same descriptor (:func:`decode_early`), a stage before."""
     d = SimpleNamespace()
     code = desc.elemtype
-    d.rank = desc.rank + 1                               # 1..8 as stored; > 5 is an error
+    # the rank is 1..8 as stored (rank - 1); above 5 is an error
     d.rank_bits, d.rank_above_bits = early.rank_bits, early.rank_above_bits
     d.kind = desc.kind
     d.tiled = desc.kind == MapKind.TILED

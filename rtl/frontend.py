@@ -113,7 +113,8 @@ def mode_kinds(req):
     them on with the request, so no stage starts with the mode's compares and one
     register does not drive them all (docs/fpga.md, "Clock speed")."""
     mode = req.mode.as_value()
-    im2col, wide, wide128 = (mode == AccessMode.IM2COL), (mode == AccessMode.IM2COL_W), (mode == AccessMode.IM2COL_W_128)
+    im2col, wide = mode == AccessMode.IM2COL, mode == AccessMode.IM2COL_W
+    wide128 = mode == AccessMode.IM2COL_W_128
     return SimpleNamespace(gather=(mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4),
                            im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
 

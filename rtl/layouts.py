@@ -170,7 +170,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-#: A kind of chunk (a row's full chunks, its last): its units, which of the 16 lanes of
+#: A kind of chunk (a row's full chunks, its last): its units, which of the 16 bits of
 #: its mask they fill, and its bytes in global memory; a job holds both kinds, so the
 #: datapath picks one rather than computing them per chunk (docs/fpga.md).
 ChunkKindLayout = data.StructLayout({

@@ -136,9 +136,10 @@ class DescriptorFile(wiring.Component):
         # The strobe's cycle registers the address decode (the compares), the next acts
         # on it and registers the answer, which is on the bus in the third; a slot read
         # takes two more, for the slot memory's read register and for the word picked
-        # from its 32 (a register of its own). So no path runs from the address through the compares into the
-        # write enables, the read multiplexers or the answer (docs/fpga.md, "Clock
-        # speed"); the bus is for set-up, and its rate does not matter.
+        # from its 32 (a register of its own). So no path runs from the address through
+        # the compares into the write enables, the read multiplexers or the answer
+        # (docs/fpga.md, "Clock speed"); the bus is for set-up, and its rate does not
+        # matter.
         byte_addr = Cat(Const(0, 2), bus.adr)
         pending, reading, picked = Signal(), Signal(), Signal()
         start = bus.cyc & bus.stb & ~pending & ~reading & ~picked & ~bus.ack & ~bus.err
