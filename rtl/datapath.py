@@ -3,11 +3,10 @@ generation and the swizzle, in six pipeline stages behind the walker, each cut s
 enough for the clock (docs/fpga.md, "Clock speed"):
 
 A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
-    1..8: shifted adds), and what they are added to (``start``; gather4: the row the
-    digit picks; the im2col modes: the walker's pixel coordinates, with nothing added),
-    and the chunk's offset along dimension 0 (an 18x18 block whose output register is
-    A0's, :mod:`.dsp`);
-A1. coordinates, one add each in dimensions 1..4, the value coordinate
+    1..8: shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
+    output register is A0's, :mod:`.dsp`);
+A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
+    digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
     of the chunk's first unit along dimension 0, the chunk's kind (units, their mask and
     bytes: the job's full or last chunk), its place in the dense shared-memory image;
 A2. whether the chunk is inside dimensions 1..4 and the window of its units' offsets
@@ -153,22 +152,14 @@ class Datapath(wiring.Component):
         # -- stage A0: the digits' products ----------------------------------------------
         beat = walk.beat
         records = []
-        rows = Array(beat.start[k] for k in range(1, 5))      # gather4's rows
         for j in range(config.lanes):
             digits = walk.lane_digits[j]
-            # coordinate d (1..4) is `bases[d-1] + steps[d-1]`: tiled, start plus the
-            # digit times the element stride (1..8: shifted adds); gather4, the row its
-            # digit picks, or 0; the im2col modes, the pixel's coordinate. The modes are
-            # told apart here, so A1 holds one add before the DSP blocks' inputs
-            pixel = [walk.lane_pixel[j][i] for i in range(4)]
-            tiled = ~beat.gather & ~beat.pixel_mode
             records.append(SimpleNamespace(
-                alive=walk.lane_alive[j],
-                bases=[Mux(beat.pixel_mode, pixel[d - 1],
-                           Mux(beat.gather, rows[digits[1][:2]] if d == 1 else 0, beat.start[d]))
-                       for d in range(1, 5)],
-                steps=[Mux(tiled, small_product(digits[d], beat.element_strides[d]), 0) for d in range(1, 5)],
-                # the chunk's offset in a DSP block whose output register is A0's (rtl/dsp.py)
+                alive=walk.lane_alive[j], gather_row=digits[1][:2],
+                pixel=[walk.lane_pixel[j][i] for i in range(4)],
+                # element strides are 1..8: shifted adds; the chunk's offset in a DSP
+                # block whose output register is A0's (rtl/dsp.py)
+                steps=[small_product(digits[d], beat.element_strides[d]) for d in range(1, 5)],     # d = 1..4
                 chunk_offset=stage["a0"].product(digits[0], beat.chunk_values, registered_inputs=False).map(
                     lambda p: p[:len(digits[0]) + len(beat.chunk_values)]),
                 linear=walk.beat_index * config.lanes + j,          # the chunk's place in the box
@@ -179,8 +170,12 @@ class Datapath(wiring.Component):
         # -- stage A1: coordinates -------------------------------------------------------
         beat = ctl.beat
         lanes = []
+        rows = Array(beat.start[k] for k in range(1, 5))      # gather4's rows
         for rec in records:
-            coords = [(base + step)[:34].as_signed() for base, step in zip(rec.bases, rec.steps)]
+            coords = []
+            for d in range(1, 5):
+                coordinate = Mux(beat.gather, rows[rec.gather_row] if d == 1 else 0, beat.start[d] + rec.steps[d - 1])
+                coords.append(Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)[:34].as_signed())
             lanes.append(SimpleNamespace(
                 alive=rec.alive,
                 coords=coords,
