@@ -237,7 +237,7 @@ class FrontEnd(wiring.Component):
                                   chunk_kind(d.last_chunk_units, d.unit_global_bytes)])
 
         # -- stage 8: the rules, the box's bytes in pieces, place values -------------------
-        rules = rule_list(r.d, r.request, r.extents, r.slot_valid, config)
+        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, config)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         r = register(8, **request_of(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
                      broken=Cat(condition for condition, _ in rules),

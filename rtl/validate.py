@@ -63,10 +63,11 @@ def product_terms(d, multiply=None):
             for i in range(1, 5)]
 
 
-def rule_list(d, req, extents, slot_valid, config):
+def rule_list(d, req, kinds, extents, slot_valid, config):
     """(broken?, code) pairs in the model's order of checking, all but the last two
-    (:func:`smem_overflows`, :func:`address_wraps`). ``extents``: ``stride[i-1] *
-    dim[i]`` for i = 1..3."""
+    (:func:`smem_overflows`, :func:`address_wraps`). ``kinds``: the request's mode as
+    bits (:func:`.frontend.mode_kinds`); ``extents``: ``stride[i-1] * dim[i]`` for
+    i = 1..3."""
     rules = []
 
     def rule(condition, code):
@@ -142,9 +143,8 @@ def rule_list(d, req, extents, slot_valid, config):
                    Mux(op == Operation.STORE, _in_set(mode, [AccessMode.TILE, AccessMode.SCATTER4, AccessMode.IM2COL]),
                        _in_set(mode, [AccessMode.TILE, AccessMode.IM2COL])))
     rule(~modes_ok, ErrorCode.OPERATION_MODE)
-    gather = (mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4)
-    wide_mode = (mode == AccessMode.IM2COL_W) | (mode == AccessMode.IM2COL_W_128)
-    needs = Mux(mode == AccessMode.IM2COL, MapKind.IM2COL, Mux(wide_mode, MapKind.IM2COL_WIDE, MapKind.TILED))
+    gather, wide_mode = kinds.gather, kinds.wide | kinds.wide128
+    needs = Mux(kinds.im2col, MapKind.IM2COL, Mux(wide_mode, MapKind.IM2COL_WIDE, MapKind.TILED))
     rule(d.kind != needs, ErrorCode.MODE_MISMATCH)
     rule(gather & ~rank_is(d, 2), ErrorCode.GATHER4_MAP)
     rule(gather & (d.box[1] != 1), ErrorCode.GATHER4_MAP)
@@ -155,9 +155,9 @@ def rule_list(d, req, extents, slot_valid, config):
         negative = negative | (used[i] & req.coordinates[i][31])
     rule(writes & negative, ErrorCode.STORE_NEGATIVE_COORD)
     rule((op != Operation.LOAD) & (req.multicast_mask != 0), ErrorCode.MULTICAST_DIRECTION)
-    rule((swizzle == Swizzle.B128_ATOM_32B_FLIP_8B) & (writes | (mode == AccessMode.IM2COL_W)),
+    rule((swizzle == Swizzle.B128_ATOM_32B_FLIP_8B) & (writes | kinds.wide),
          ErrorCode.FLIP_8B_DIRECTION)
-    rule((swizzle == Swizzle.B96) & (mode == AccessMode.IM2COL_W_128), ErrorCode.SWIZZLE_96B)
+    rule((swizzle == Swizzle.B96) & kinds.wide128, ErrorCode.SWIZZLE_96B)
     for dtype, sets in PACKED_SWIZZLES.items():
         direction_ok = Mux(load_side, _in_set(swizzle, sets["load"]), _in_set(swizzle, sets["store"]))
         rule((d.code == _ptx(dtype)) & ~direction_ok, ErrorCode.PACKED_DIRECTION)
@@ -171,21 +171,21 @@ def rule_list(d, req, extents, slot_valid, config):
     for bits in (4, 5, 6, 7):
         misaligned = misaligned | ((align_log2 == bits) & (req.smem_address[:bits] != 0))
     rule((op != Operation.PREFETCH) & misaligned, ErrorCode.SMEM_ALIGN)
-    im2col_load = (mode == AccessMode.IM2COL) & load_side
+    im2col_load = kinds.im2col & load_side
     for i in range(3):
         broken = Const(0, 1)
         for r, (low, high) in IM2COL_OFFSET_RANGES.items():
             if r - 2 > i:
                 broken = broken | (rank_is(d, r) & outside_field_range(req.im2col_offsets[i], low, high))
         rule(im2col_load & broken, ErrorCode.IM2COL_OFFSET_RANGE)
-    im2col_store = (mode == AccessMode.IM2COL) & writes
+    im2col_store = kinds.im2col & writes
     corner_broken = Const(0, 1)
     for i in range(3):
         corner_broken = corner_broken | (rank_above(d, i + 2) & d.corners_pad[i])
     rule(im2col_store & corner_broken, ErrorCode.IM2COL_STORE_CORNER)
-    wide_kind = Mux(mode == AccessMode.IM2COL_W, 0, 1)
+    wide_kind = Mux(kinds.wide, 0, 1)
     rule(wide_mode & (d.wide_mode != wide_kind), ErrorCode.MODE_MISMATCH)
-    halo_max = Mux(mode == AccessMode.IM2COL_W, MAX_W_HALO[AccessMode.IM2COL_W], MAX_W_HALO[AccessMode.IM2COL_W_128])
+    halo_max = Mux(kinds.wide, MAX_W_HALO[AccessMode.IM2COL_W], MAX_W_HALO[AccessMode.IM2COL_W_128])
     rule(wide_mode & (req.w_halo >= halo_max), ErrorCode.WHALO_RANGE)
 
     # -- the unit's own limits (model/unit.py check_unit_limits) ---------------------------
