@@ -242,9 +242,13 @@ class Walker(wiring.Component):
         # so taking the next job does not wait on the odometer's carries
         remaining = Signal(32)
         last = Signal()
-        finishing = busy & last
+        # the walker takes a job in a cycle it may emit: it is idle or emits a job's last
+        # record. `free` is that (~busy | last), kept as a register of its own beside them,
+        # so the choice between loading a job and stepping the walk is two registers' AND
+        # and not logic behind `last` (docs/fpga.md, "Clock speed")
+        free = Signal(init=1)
 
-        m.d.comb += self.job.ready.eq(self.issue & (~busy | finishing))
+        m.d.comb += self.job.ready.eq(self.issue & free)
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
         pixel = Signal(pixel_state_layout())
@@ -289,7 +293,8 @@ class Walker(wiring.Component):
             with m.If(self.job.ready):
                 m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
                              alive.eq(self.job.payload.lane_alive),
-                             remaining.eq(self.job.payload.beats), last.eq(self.job.payload.one_beat)]
+                             remaining.eq(self.job.payload.beats), last.eq(self.job.payload.one_beat),
+                             free.eq(~self.job.valid | self.job.payload.one_beat)]
                 m.d.sync += first_pixel(pixel, self.job.payload.pixels)
                 m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
                 m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
@@ -298,9 +303,9 @@ class Walker(wiring.Component):
                         start, safe = self.job.payload.lane_digits[j][i], self.job.payload.step_safe[i]
                         m.d.sync += [digits[j][i].eq(start), rooms[j][i][0].eq(safe - start),
                                      rooms[j][i][1].eq(safe - start - 1)]
-            with m.Elif(busy):
+            with m.Else():      # not free: busy
                 m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel),
-                             remaining.eq(remaining - 1), last.eq(remaining == 2)]
+                             remaining.eq(remaining - 1), last.eq(remaining == 2), free.eq(remaining == 2)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += [digits[j][i].eq(stepped[j][0][i]), rooms[j][i][0].eq(stepped[j][1][i][0]),
