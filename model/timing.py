@@ -54,10 +54,10 @@ __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "BEAT_QUEUE", "COMPLETION_LATE
 #: Registers from the request to the job register: accept + snapshot, decode (two),
 #: products and rows, box bytes and radices, rules, the first broken rule (the job).
 FRONT_END_STAGES = 11
-#: Steps from the walker to the beat stream: the walk register, datapath A0, A1, A2, B1,
-#: B2, and the beat queue (first word fall-through: an entry is at its head the cycle
+#: Steps from the walker to the beat stream: the walk register, datapath A0, A1, A2, A3,
+#: B1, B2, and the beat queue (first word fall-through: an entry is at its head the cycle
 #: after it is written).
-BACK_END_STAGES = 7
+BACK_END_STAGES = 8
 #: Entries of the beat queue; the walker emits a record only when the records behind it
 #: leave room in the queue for one more.
 BEAT_QUEUE = 16

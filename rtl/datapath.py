@@ -1,5 +1,5 @@
 """From odometer digits to beats: coordinates, the out-of-bounds detector, address
-generation and the swizzle, in six pipeline stages behind the walker, each cut short
+generation and the swizzle, in seven pipeline stages behind the walker, each cut short
 enough for the clock (docs/fpga.md, "Clock speed"):
 
 A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
@@ -13,10 +13,12 @@ A2. whether the chunk is inside dimensions 1..4 and the window of its units' off
     inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
     dimension are both out; :func:`unit_window`), the swizzled shared-memory address
     (5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
-    signed by 40-bit strides, modulo 2^address_width) arrive as 18x18 partial products
-    (:func:`.arith.partial_products`) from DSP blocks whose operand registers are A1's
-    and whose product registers are A2's, so no path carries a block's routing both in
-    and out (docs/fpga.md, "Clock speed");
+    signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products
+    (:func:`.arith.partial_products`) in DSP blocks whose operand registers are A2's,
+    loaded from A1's coordinates with no logic between;
+A3. the partial products arrive in the blocks' product registers (A3's). The route into
+    a block and the route out of it are each a path of its own, with nothing but
+    registers at their ends (docs/fpga.md, "Clock speed");
 B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     routing), two in B2: base and the partial products, and from B2 on the dimension-0
     offset (the first unit times its bytes,
@@ -56,11 +58,11 @@ __all__ = ["Datapath", "STAGES", "BEAT_QUEUE", "queued_layout"]
 
 #: Registers from the walker's output to the beat stream, the walker's own and the beat
 #: queue included (the timing model's BACK_END_STAGES).
-STAGES = 7
+STAGES = 8
 #: Entries of the beat queue (the timing model's BEAT_QUEUE): at least the records that
-#: can be on their way to it when its head stops (the walk register, five stages, the
-#: record the walker emits, the one it may emit), twice that so that a run of ready
-#: cycles after a stop finds beats waiting; 16 is also the depth of the ECP5's LUT RAM.
+#: can be on their way to it when its head stops (the walk register, six stages, the
+#: record the walker emits, the one it may emit: 9), and 16, the depth of the ECP5's LUT
+#: RAM, so that a run of ready cycles after a stop finds beats waiting.
 BEAT_QUEUE = 16
 
 
@@ -144,7 +146,7 @@ class Datapath(wiring.Component):
         config = self.config
         width = config.address_width
         walk = self.walk
-        stage = {name: Stage(m, None, name) for name in ("a0", "a1", "a2", "b1", "b2")}
+        stage = {name: Stage(m, None, name) for name in ("a0", "a1", "a2", "a3", "b1", "b2")}
         # what every stage passes on: the record's control bits and the job's constants
         ctl = SimpleNamespace(valid=self.walk_valid, is_beat=walk.is_beat, last=walk.last, beat=walk.beat,
                               has_completion=walk.has_completion, completion=walk.completion)
@@ -179,9 +181,6 @@ class Datapath(wiring.Component):
             lanes.append(SimpleNamespace(
                 alive=rec.alive,
                 coords=coords,
-                # coordinate * stride in DSP blocks whose registers are A1's and A2's
-                products=sum((partial_products(coords[d], beat.strides[d], config.address_width, stage["a1"].product)
-                              for d in range(4)), []),
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 # the chunk's kind (a row's last chunk may hold fewer units): its units,
                 # the mask of them (dead lanes' cleared), its bytes
@@ -194,13 +193,18 @@ class Datapath(wiring.Component):
         ctl.dim0_less_window = (beat.dims[0] - WINDOW).as_signed()
         ctl, lanes = stage["a1"](ctl, "ctl"), stage["a1"](lanes, "lane")
 
-        # -- stage A2: bounds, swizzle, partial products ---------------------------------
+        # -- stage A2: bounds, swizzle, the DSP blocks' operands --------------------------
         beat = ctl.beat
         out_lanes = []
         for a in lanes:
             # one bit per dimension: their AND is B1's, so a compare's carry chain ends here
             inside = Cat(~a.coords[d][-1] & less_than(a.coords[d], beat.dims[d + 1]) for d in range(4))
-            terms = [beat.base.as_signed()] + a.products
+            # coordinate * stride in DSP blocks whose operand registers are A2's and whose
+            # product registers are A3's: the operands come from A1's registers, so the
+            # route into a block is a path of its own, with no logic before it
+            products = sum((partial_products(a.coords[d], beat.strides[d], config.address_width, stage["a2"].product)
+                            for d in range(4)), [])
+            terms = [beat.base.as_signed()] + products
             out_lanes.append(SimpleNamespace(
                 inside=inside, window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
@@ -211,6 +215,9 @@ class Datapath(wiring.Component):
         del ctl.dim0_less_window
         ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
         offsets = stage["a2"](offsets, "offset")
+
+        # -- stage A3: the products arrive -----------------------------------------------
+        ctl, lanes, offsets = stage["a3"](ctl, "ctl"), stage["a3"](lanes, "lane"), stage["a3"](offsets, "offset")
 
         # -- stages B1, B2: the adder tree; in B1 the units' bounds and the offset along
         # dimension 0, a term of the tree from B2 on; in B2 the in-bounds mask -----------

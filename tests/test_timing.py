@@ -82,11 +82,11 @@ def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_g
 
 def test_back_to_back_requests_keep_the_rate():
     """Derived from the documented structure: with ready high and no gaps, beats leave on
-    consecutive cycles from cycle 11 + 1 + 7 = 19 on (eleven front-end registers, the
-    walker's job load, seven back-end registers), a rejected request's record takes one
+    consecutive cycles from cycle 11 + 1 + 8 = 20 on (eleven front-end registers, the
+    walker's job load, eight back-end registers), a rejected request's record takes one
     cycle of its own, and each request completes two cycles after its last record leaves."""
     timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1])
-    first = 11 + 1 + 7
+    first = 11 + 1 + 8
     assert timing.beat_cycles.tolist() == list(range(first, first + 8)) + [first + 9, first + 10]
     assert timing.beat_jobs.tolist() == [0] * 5 + [1] * 3 + [3] * 2
     assert timing.completion_cycles.tolist() == [first + 4 + 2, first + 7 + 2, first + 8 + 2, first + 10 + 2]
