@@ -85,33 +85,38 @@ def pixel_step(m, state, walk, name):
     """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``, its
     read-ahead fields set), as a new signal named ``name``: a halo pixel while the
     group's halo lasts, else the next main position (W steps; a restart carries into H,
-    D, then N)."""
+    D, then N).
+
+    A count that holds while another moves adds zero rather than being picked beside its
+    step: a multiplexer with a register's own value on one side becomes that register's
+    enable in Yosys, and the pixel registers' enable would be the whole step's logic,
+    one net to some 150 flip-flops (docs/fpga.md, "Clock speed")."""
     after = Signal(pixel_state_layout(), name=name)
     in_halo, group_end = state.in_halo, state.group_end
     to_halo = Mux(in_halo, state.halo_more, group_end & walk.has_halo)
     carry = ~to_halo
     for i in range(4):
         position = state.position[i]
-        stepped = position + walk.stride[i]
-        moves = walk.walks[i] | walk.counts[i]
+        moves = carry & (walk.walks[i] | walk.counts[i])
+        stepped = position + Mux(moves, walk.stride[i], 0)
         passes = ~walk.counts[i]
         if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
             wrap = state.wrap[i]
             restarts = walk.walks[i] & wrap
-            stepped = Mux(restarts, walk.low[i], stepped)
+            stepped = Mux(moves & restarts, walk.low[i], stepped)
             passes = passes & (~walk.walks[i] | wrap)
             # the next position's wrap bit, decided beside the step, not after it
             next_wrap = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
-            m.d.comb += after.wrap[i].eq(Mux(carry & moves, next_wrap, wrap))
-        m.d.comb += after.position[i].eq(Mux(carry & moves, stepped, position))
+            m.d.comb += after.wrap[i].eq(Mux(moves, next_wrap, wrap))
+        m.d.comb += after.position[i].eq(stepped)
         carry = carry & passes
     # the halo and group bits of the next state, from compares with the current one's
     # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
-    restarts_group = in_halo | group_end
+    restarts_group = ~to_halo & (in_halo | group_end)
     m.d.comb += [
         after.halo_index.eq(Mux(to_halo, state.halo_index + 1, 0)),
         after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
-        after.group_index.eq(Mux(to_halo, state.group_index, Mux(restarts_group, 0, state.group_index + 1))),
+        after.group_index.eq(Mux(restarts_group, 0, state.group_index + ~to_halo)),
         after.in_halo.eq(to_halo),
         after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
         after.group_end.eq(Mux(to_halo, group_end,
@@ -264,32 +269,37 @@ class Walker(wiring.Component):
             else:
                 lane_pixel.append(pixel)
         # the pixels lane 0 advanced: digit 1's step plus the carry into it (digit 1 wraps
-        # only where lane 0's job ends, so no wrap need be taken off)
-        advanced = (current.step_digits[1] + stepped[0][2][0])[:index_bits + 1]     # 0..lanes pixels
+        # only where lane 0's job ends, so no wrap need be taken off). The step and the
+        # step plus one are both registers, so the carry picks one and no add stands
+        # between it and the pixel registers' enables
+        advanced = Mux(stepped[0][2][0], plus_one.step[1], current.step_digits[1])[:index_bits + 1]   # 0..lanes
         # entries past `lanes` never occur; they repeat the last so every index selects one
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
-        # the datapath's stages move every cycle: a record is valid for one cycle only
+        # the datapath's stages move every cycle: a record is valid for one cycle only, and
+        # the walk register loads in every cycle (its valid bit qualifies it), so `issue`
+        # enables only the walker's own state
         m.d.sync += self.walk_valid.eq(busy & self.issue)
+        record = Signal(walk_layout(config), reset_less=True)
+        m.d.comb += self.walk.eq(record)
+        m.d.sync += [
+            record.is_beat.eq(~error),
+            record.last.eq(last),
+            record.lane_alive.eq(alive),
+            record.beat_index.eq(beat_index),
+            record.beat.eq(current.beat),
+            record.has_completion.eq(last),
+            record.completion.request_id.eq(current.beat.request_id),
+            record.completion.code.eq(current.code),
+            record.completion.transaction_bytes.eq(current.transaction_bytes),
+        ]
+        for j in range(lanes):
+            for i in range(DIGITS):
+                m.d.sync += record.lane_digits[j][i].eq(digits[j][i])
+            for i, value in enumerate(pixel_coordinates(lane_pixel[j])):
+                m.d.sync += record.lane_pixel[j][i].eq(value)
         with m.If(self.issue):
-            # what this cycle emits
-            m.d.sync += [
-                self.walk.is_beat.eq(~error),
-                self.walk.last.eq(last),
-                self.walk.lane_alive.eq(alive),
-                self.walk.beat_index.eq(beat_index),
-                self.walk.beat.eq(current.beat),
-                self.walk.has_completion.eq(last),
-                self.walk.completion.request_id.eq(current.beat.request_id),
-                self.walk.completion.code.eq(current.code),
-                self.walk.completion.transaction_bytes.eq(current.transaction_bytes),
-            ]
-            for j in range(lanes):
-                for i in range(DIGITS):
-                    m.d.sync += self.walk.lane_digits[j][i].eq(digits[j][i])
-                for i, value in enumerate(pixel_coordinates(lane_pixel[j])):
-                    m.d.sync += self.walk.lane_pixel[j][i].eq(value)
-            # and what it walks next
+            # what it walks next
             with m.If(self.job.ready):
                 m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
                              alive.eq(self.job.payload.lane_alive),
