@@ -18,7 +18,8 @@ A2. whether the chunk is inside dimensions 1..4 and the window of its units' off
     loaded from A1's coordinates with no logic between;
 A3. the partial products arrive in the blocks' product registers (A3's). The route into
     a block and the route out of it are each a path of its own, with nothing but
-    registers at their ends (docs/fpga.md, "Clock speed");
+    registers at their ends (docs/fpga.md, "Clock speed"); every unit's offset from the
+    chunk's first value (from the job alone, for B1's bound compares);
 B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     routing), two in B2: base and the partial products, and from B2 on the dimension-0
     offset (the first unit times its bytes,
@@ -210,13 +211,12 @@ class Datapath(wiring.Component):
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=terms))
-        # every unit's offset from the chunk's first value, from the job alone
-        offsets = [small_product(beat.value_step, Const(u, 4)) for u in range(16)]
         del ctl.dim0_less_window
         ctl, lanes = stage["a2"](ctl, "ctl"), stage["a2"](out_lanes, "lane")
-        offsets = stage["a2"](offsets, "offset")
 
-        # -- stage A3: the products arrive -----------------------------------------------
+        # -- stage A3: the products arrive; every unit's offset from the chunk's first
+        # value, from the job alone ------------------------------------------------------
+        offsets = [small_product(ctl.beat.value_step, Const(u, 4)) for u in range(16)]
         ctl, lanes, offsets = stage["a3"](ctl, "ctl"), stage["a3"](lanes, "lane"), stage["a3"](offsets, "offset")
 
         # -- stages B1, B2: the adder tree; in B1 the units' bounds and the offset along
