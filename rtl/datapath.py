@@ -30,9 +30,9 @@ C.  the last terms (up to four) by carry-save adders and one carry chain, into t
     beat queue.
 
 The stages never stall: they move every cycle, and the walker emits a record only when
-the datapath holds a credit for it (``issue``, a register): the records between the
-walker and the beat stream never outnumber the queue's entries, so every record finds
-room when it arrives. The beat stream is the queue's head (first word fall-through, so
+the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
+records between the walker and the beat stream never outnumber the queue's entries, so
+every record finds room when it arrives. The beat stream is the queue's head (first word fall-through, so
 a record reaches it in the cycle after stage B2, as an output register would); its
 valid never waits on its ready, and ``ready`` reaches nothing but the queue's read and
 the credit count. A backpressured stream therefore stops no stage and no enable (the
@@ -117,9 +117,10 @@ class Datapath(wiring.Component):
     -----
     walk, walk_valid : in
         The walker's output register.
-    issue : out
-        The walker may emit a record this cycle: there is room for it in the beat queue
-        (a register).
+    issue_next : out
+        The walker may emit a record in the next cycle: there will be room for it in the
+        beat queue. The datapath keeps it in a register (``issue``) for its count, and so
+        does the walker, for its state.
     beats : stream out (``beat_layout``)
     completions : stream out (``CompletionLayout``)
     in_flight : out
@@ -133,7 +134,7 @@ class Datapath(wiring.Component):
         super().__init__({
             "walk": In(walk_layout(config)),
             "walk_valid": In(1),
-            "issue": Out(1, init=1),
+            "issue_next": Out(1),
             "beats": Out(stream.Signature(beat_layout(config))),
             "completions": Out(stream.Signature(CompletionLayout)),
             "in_flight": Out(1),
@@ -285,16 +286,17 @@ class Datapath(wiring.Component):
         # each limit the three bits can set, beside them, and the bits pick a compare, so
         # the head's route ends in one multiplexer, not in adds and a compare (docs/fpga.md).
         held = Signal(range(BEAT_QUEUE + 1))
+        issue = Signal(init=1)          # the walker may emit a record this cycle
         kept = held + self.walk_valid                   # the count if nothing is taken
         below = [held < BEAT_QUEUE - n for n in range(3)]       # held + n < BEAT_QUEUE
 
         def by_arrivals(options):
             """``options[walk_valid + issue]``."""
-            both, either = self.walk_valid & self.issue, self.walk_valid | self.issue
+            both, either = self.walk_valid & issue, self.walk_valid | issue
             return Mux(both, options[2], Mux(either, options[1], options[0]))
 
-        m.d.sync += [held.eq(Mux(taken, kept - 1, kept)),
-                     self.issue.eq(Mux(taken, by_arrivals([1] + below[:2]), by_arrivals(below)))]
+        m.d.comb += self.issue_next.eq(Mux(taken, by_arrivals([1] + below[:2]), by_arrivals(below)))
+        m.d.sync += [held.eq(Mux(taken, kept - 1, kept)), issue.eq(self.issue_next)]
 
         completion = Signal(CompletionLayout)
         m.d.comb += [

@@ -66,7 +66,7 @@ class TmaUnit(wiring.Component):
             regfile.snap_en.eq(frontend.snap_en),
             frontend.snap_data.eq(regfile.snap_data),
             frontend.snap_valid.eq(regfile.snap_valid),
-            walker.issue.eq(datapath.issue),
+            walker.issue_next.eq(datapath.issue_next),
             datapath.walk.eq(walker.walk),
             datapath.walk_valid.eq(walker.walk_valid),
             regfile.report.eq(datapath.report),

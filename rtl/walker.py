@@ -205,9 +205,11 @@ class Walker(wiring.Component):
     Ports
     -----
     job : stream in
-    issue : in
-        The walker may emit a record this cycle: the datapath holds a credit for it (a
-        register, so nothing the beat stream's ready does this cycle reaches the walker).
+    issue_next : in
+        The walker may emit a record in the next cycle: the datapath will hold a credit
+        for it. The walker keeps the credit in registers of its own, beside its state, so
+        nothing the beat stream's ready does reaches the walker in the same cycle, and
+        the credit's route from the beat queue ends at a register.
     walk : out (``walk_layout``), walk_valid : out
         ``walk_valid`` is high for one cycle per record emitted.
     """
@@ -216,7 +218,7 @@ class Walker(wiring.Component):
         self.config = config
         super().__init__({
             "job": In(stream.Signature(job_layout(config))),
-            "issue": In(1),
+            "issue_next": In(1),
             "walk": Out(walk_layout(config)),
             "walk_valid": Out(1),
         })
@@ -247,13 +249,26 @@ class Walker(wiring.Component):
         # so taking the next job does not wait on the odometer's carries
         remaining = Signal(32)
         last = Signal()
+        two_left = Signal()         # remaining == 2, a register so that `take` has no compare
         # the walker takes a job in a cycle it may emit: it is idle or emits a job's last
         # record. `free` is that (~busy | last), kept as a register of its own beside them,
         # so the choice between loading a job and stepping the walk is two registers' AND
         # and not logic behind `last` (docs/fpga.md, "Clock speed")
         free = Signal(init=1)
-
-        m.d.comb += self.job.ready.eq(self.issue & free)
+        # the credit, kept here as well as in the datapath (whose register is by the beat
+        # queue, some 40 rows away after placement): `hold`, no credit this cycle (its
+        # complement, so that Yosys does not merge it with the datapath's), enables the
+        # walk's state; `take`, a credit while free, is the job stream's ready and the job
+        # registers' enable, made a cycle ahead so that it is a register too (docs/fpga.md,
+        # "Clock speed")
+        hold = Signal()
+        take = Signal(init=1)
+        issue = ~hold
+        free_next = Signal()
+        m.d.comb += free_next.eq(Mux(issue, Mux(free, ~self.job.valid | self.job.payload.one_beat, two_left),
+                                     free))
+        m.d.sync += [hold.eq(~self.issue_next), take.eq(self.issue_next & free_next), free.eq(free_next)]
+        m.d.comb += self.job.ready.eq(take)
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
         pixel = Signal(pixel_state_layout())
@@ -277,9 +292,9 @@ class Walker(wiring.Component):
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
 
         # the datapath's stages move every cycle: a record is valid for one cycle only, and
-        # the walk register loads in every cycle (its valid bit qualifies it), so `issue`
-        # enables only the walker's own state
-        m.d.sync += self.walk_valid.eq(busy & self.issue)
+        # the walk register loads in every cycle (its valid bit qualifies it), so the
+        # credit enables only the walker's own state
+        m.d.sync += self.walk_valid.eq(busy & issue)
         record = Signal(walk_layout(config), reset_less=True)
         m.d.comb += self.walk.eq(record)
         m.d.sync += [
@@ -298,16 +313,19 @@ class Walker(wiring.Component):
                 m.d.sync += record.lane_digits[j][i].eq(digits[j][i])
             for i, value in enumerate(pixel_coordinates(lane_pixel[j])):
                 m.d.sync += record.lane_pixel[j][i].eq(value)
-        with m.If(self.issue):
-            # what it walks next
-            with m.If(self.job.ready):
-                m.d.sync += [busy.eq(self.job.valid), current.eq(self.job.payload), beat_index.eq(0),
-                             alive.eq(self.job.payload.lane_alive),
+        with m.If(take):
+            # the job's constants
+            m.d.sync += current.eq(self.job.payload)
+            m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
+            m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
+        with m.If(issue):
+            # where the walk stands next: a new job's start (`free`: `take` is high), or the
+            # step
+            with m.If(free):
+                m.d.sync += [busy.eq(self.job.valid), beat_index.eq(0), alive.eq(self.job.payload.lane_alive),
                              remaining.eq(self.job.payload.beats), last.eq(self.job.payload.one_beat),
-                             free.eq(~self.job.valid | self.job.payload.one_beat)]
+                             two_left.eq(self.job.payload.beats == 2)]
                 m.d.sync += first_pixel(pixel, self.job.payload.pixels)
-                m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
-                m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         start, safe = self.job.payload.lane_digits[j][i], self.job.payload.step_safe[i]
@@ -315,7 +333,7 @@ class Walker(wiring.Component):
                                      rooms[j][i][1].eq(safe - start - 1)]
             with m.Else():      # not free: busy
                 m.d.sync += [alive.eq(next_alive), beat_index.eq(beat_index + 1), pixel.eq(next_pixel),
-                             remaining.eq(remaining - 1), last.eq(remaining == 2), free.eq(remaining == 2)]
+                             remaining.eq(remaining - 1), last.eq(two_left), two_left.eq(remaining == 3)]
                 for j in range(lanes):
                     for i in range(DIGITS):
                         m.d.sync += [digits[j][i].eq(stepped[j][0][i]), rooms[j][i][0].eq(stepped[j][1][i][0]),
