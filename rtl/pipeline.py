@@ -23,7 +23,23 @@ from amaranth.hdl import Const, Signal, Value, ValueCastable
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Delayed"]
+__all__ = ["Stage", "Delayed", "copies", "KEEP_COPIES"]
+
+#: The Yosys command that keeps the flip-flops of :func:`copies` apart: Yosys merges equal
+#: cells (``opt_merge``) unless both carry ``keep``, and a signal's attribute reaches its
+#: wire, not the flip-flop driving it. Run after the design is read (the board build and
+#: ``src/synth.py``).
+KEEP_COPIES = "setattr -set keep 1 w:* a:keep %i %ci1:+[Q] c:* %i"
+
+
+def copies(m, value, count: int, name: str, init: int = 0) -> list:
+    """``count`` registers that each hold ``value`` one cycle later, kept apart after
+    synthesis (:data:`KEEP_COPIES`), so a control with many loads far apart (a register
+    enable) can reach each group of them from a register placed beside it: nextpnr
+    places, it does not duplicate (docs/fpga.md, "Clock speed")."""
+    registers = [Signal(name=f"{name}{k}", init=init, attrs={"keep": 1}) for k in range(count)]
+    m.d.sync += [register.eq(value) for register in registers]
+    return registers
 
 
 class Delayed:

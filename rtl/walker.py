@@ -29,6 +29,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .arith import less_than
+from .pipeline import copies
 from .layouts import (job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_COORD,
                       HALO_WIDTH)
 
@@ -36,6 +37,8 @@ __all__ = ["Walker", "walk_layout", "completion_info_layout", "pixel_state_layou
            "at_limit", "pixel_step"]
 
 HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
+#: Groups of the job register's bits, each loaded by a copy of `take` of its own.
+JOB_LOAD_GROUPS = 4
 
 
 def pixel_state_layout() -> data.StructLayout:
@@ -259,15 +262,17 @@ class Walker(wiring.Component):
         # queue, some 40 rows away after placement): `hold`, no credit this cycle (its
         # complement, so that Yosys does not merge it with the datapath's), enables the
         # walk's state; `take`, a credit while free, is the job stream's ready and the job
-        # registers' enable, made a cycle ahead so that it is a register too (docs/fpga.md,
-        # "Clock speed")
+        # registers' enable, made a cycle ahead so that it is a register too. The job
+        # registers are some 2,000 flip-flops spread over the chip, so `take` is kept in
+        # one register per group of them (docs/fpga.md, "Clock speed")
         hold = Signal()
-        take = Signal(init=1)
         issue = ~hold
         free_next = Signal()
         m.d.comb += free_next.eq(Mux(issue, Mux(free, ~self.job.valid | self.job.payload.one_beat, two_left),
                                      free))
-        m.d.sync += [hold.eq(~self.issue_next), take.eq(self.issue_next & free_next), free.eq(free_next)]
+        m.d.sync += [hold.eq(~self.issue_next), free.eq(free_next)]
+        takes = copies(m, self.issue_next & free_next, 1 + JOB_LOAD_GROUPS, "take", init=1)
+        take = takes[0]
         m.d.comb += self.job.ready.eq(take)
 
         # the pixel walk: lane 0's pixel, and the chain of the pixels after it
@@ -313,9 +318,13 @@ class Walker(wiring.Component):
                 m.d.sync += record.lane_digits[j][i].eq(digits[j][i])
             for i, value in enumerate(pixel_coordinates(lane_pixel[j])):
                 m.d.sync += record.lane_pixel[j][i].eq(value)
+        # the job's constants, in groups of bits each loaded by a `take` of its own
+        job_bits, payload_bits = current.as_value(), self.job.payload.as_value()
+        for group in range(JOB_LOAD_GROUPS):
+            bits = slice(group * len(job_bits) // JOB_LOAD_GROUPS, (group + 1) * len(job_bits) // JOB_LOAD_GROUPS)
+            with m.If(takes[1 + group]):
+                m.d.sync += job_bits[bits].eq(payload_bits[bits])
         with m.If(take):
-            # the job's constants
-            m.d.sync += current.eq(self.job.payload)
             m.d.sync += [plus_one.step[i].eq(self.job.payload.step_digits[i] + 1) for i in range(DIGITS)]
             m.d.sync += [plus_one.safe[i].eq(self.job.payload.step_safe[i] + 1) for i in range(DIGITS)]
         with m.If(issue):

@@ -30,6 +30,7 @@ from amaranth.back import rtlil
 
 from .model.config import UnitConfig
 from .rtl.dsp import ECP5
+from .rtl.pipeline import KEEP_COPIES
 from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
@@ -41,7 +42,7 @@ __all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERS
 DEVICES = {"25k": "CABGA381", "45k": "CABGA381", "85k": "CABGA381"}
 
 #: Bump when the flow's steps change, so cached figures from an older flow are not reused.
-FLOW_VERSION = 3
+FLOW_VERSION = 4
 
 #: Yosys scripts that map the unit to ECP5 cells, tried in order: ``synth_ecp5`` as the
 #: board build runs it (LUTs mapped by ABC9), then the same with the LUT mapping done by
@@ -53,8 +54,8 @@ FLOW_VERSION = 3
 #: ``:map_luts`` and ``map_cells:`` parts); the board build falls back on it too.
 CLASSIC_LUT_MAPPING = ("techmap -map +/lattice/latches_map.v", "abc -lut 4 -dress", "clean")
 LUT_MAPPERS = {
-    "abc9": "synth_ecp5 -top tma_unit",
-    "abc": (f"synth_ecp5 -top tma_unit -run :map_luts; {'; '.join(CLASSIC_LUT_MAPPING)}; "
+    "abc9": f"{KEEP_COPIES}; synth_ecp5 -top tma_unit",
+    "abc": (f"{KEEP_COPIES}; synth_ecp5 -top tma_unit -run :map_luts; {'; '.join(CLASSIC_LUT_MAPPING)}; "
             "synth_ecp5 -top tma_unit -run map_cells:"),
 }
 

