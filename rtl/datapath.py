@@ -32,8 +32,9 @@ C.  the last terms (up to four) by carry-save adders and one carry chain, into t
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
 records between the walker and the beat stream never outnumber the queue's entries, so
-every record finds room when it arrives. The beat stream is the queue's head (first word fall-through, so
-a record reaches it in the cycle after stage B2, as an output register would); its
+every record finds room when it arrives. The beat stream is the queue's head (first
+word fall-through, so a record reaches it in the cycle after stage B2, as an output
+register would); its
 valid never waits on its ready, and ``ready`` reaches nothing but the queue's read and
 the credit count. A backpressured stream therefore stops no stage and no enable (the
 clock's reason: docs/fpga.md). Each job's completion rides with its last beat (or alone,
