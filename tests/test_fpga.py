@@ -6,6 +6,7 @@ import pytest
 
 from tma_unit.constraints.ulx3s import PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _lut_mappers, _platform, pll_dividers
 from tma_unit.model.config import UnitConfig
+from tma_unit.rtl.pipeline import KEEP_COPIES
 
 
 @pytest.mark.parametrize("mhz", [8, 10, 25, 40, 50, 100, 125])
@@ -41,14 +42,15 @@ def test_unknown_device_is_refused():
 
 def test_the_classic_abc_fallback_replaces_only_the_lut_mapping():
     """The build's second LUT mapper (when Yosys's ABC9 stops): synth_ecp5 up to its LUT
-    mapping, classic ABC, then synth_ecp5 from its cell mapping on, in that order."""
+    mapping, classic ABC, then synth_ecp5 from its cell mapping on, in that order; both
+    mappers keep the copied registers apart (KEEP_COPIES) before synthesis."""
     overrides = _lut_mappers("proto")["abc"]
     plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
                                   **overrides)
     script = plan.files["proto.ys"]
-    steps = ["synth_ecp5 -run :map_luts -top proto", "abc -lut 4 -dress", "synth_ecp5 -top proto -run map_cells:",
+    steps = ["read_rtlil", KEEP_COPIES, "synth_ecp5 -run :map_luts -top proto", "abc -lut 4 -dress", "synth_ecp5 -top proto -run map_cells:",
              "write_json proto.json"]
     places = [script.find(step) for step in steps]
     assert -1 not in places, script
     assert places == sorted(places)
-    assert _lut_mappers("proto")["abc9"] == {}
+    assert _lut_mappers("proto")["abc9"] == {"script_after_read": KEEP_COPIES}
