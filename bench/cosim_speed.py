@@ -2,13 +2,15 @@
 CXXRTL backend, in one run; cycles per second and their ratio (issue targets: at least
 5 million cycles/s batched on the fast backend, at least 300 times the Python simulator).
 
-Verilator on the exported Verilog (sim/verilator.py) runs the same batch for comparison.
+The CXXRTL backend gates its partitions (sim/gating.py); the same library built as one
+partition runs the same batch beside it, and so does Verilator on the exported Verilog
+(sim/verilator.py). The share of cycles each partition was evaluated in is printed.
 
 The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
 ready always high, every beat checked against the golden model. The CXXRTL library is
 built with ``sim.cxxrtl.FAST`` (-O3 -march=native) by the first compiler of
 ``sim.native.COMPILERS`` found (clang++ first) on first use (about a minute for lanes 1
-with clang; cached after). Cycles per second
+with clang, the one-partition library about two; cached after). Cycles per second
 count the batched simulation call alone; the model check and the Python replay are timed
 separately. docs/cosim.md explains the figures.
 
@@ -73,11 +75,16 @@ def main():
     unit = CxxrtlUnit(config, args.optimize)
     build_seconds = time.perf_counter() - start
     work = scenario(config, args.requests_cxxrtl)
+    before = unit.activity()
     cycles, batch_seconds = best(lambda: batched_rate(unit, work))
+    active = {name: (count - before[name]) / (args.repeat * cycles) for name, count in unit.activity().items()}
     cxx_rate = cycles / batch_seconds
     start = time.perf_counter()
     checked = run_cxxrtl(scenario(config, 4), unit)          # the checked path, for its cost
     check_seconds = time.perf_counter() - start
+
+    whole = CxxrtlUnit(config, args.optimize, gated=())      # one partition, no gating
+    w_cycles, w_seconds = best(lambda: batched_rate(whole, work))
 
     from tma_unit.sim.verilator import VerilatorUnit
     verilator = VerilatorUnit(config)
@@ -86,10 +93,14 @@ def main():
     print(f"{'backend':34} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
     print(f"{'Amaranth pysim (checked)':34} {py_cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")
     print(f"{'CXXRTL ' + args.optimize + ' batched call':34} {cycles:>9} {batch_seconds:>8.2f} {cxx_rate:>12,.0f}")
+    print(f"{'CXXRTL same, one partition':34} {w_cycles:>9} {w_seconds:>8.2f} {w_cycles / w_seconds:>12,.0f}")
     print(f"{'CXXRTL checked (4 requests)':34} {checked.cycles:>9} {check_seconds:>8.2f} "
           f"{checked.cycles / check_seconds:>12,.0f}")
     print(f"{'Verilator (exported Verilog) batched':34} {v_cycles:>9} {v_seconds:>8.2f} {v_cycles / v_seconds:>12,.0f}")
+    print("CXXRTL partitions, share of the batched cycles evaluated: "
+          + ", ".join(f"{name} {share:.1%}" for name, share in active.items()))
     print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")
+    print(f"ratio CXXRTL gated / one partition: {cxx_rate / (w_cycles / w_seconds):.2f}x")
     print(f"ratio Verilator batched / pysim: {v_cycles / v_seconds / py_rate:.1f}x")
     print(f"targets: >= 5,000,000 cycles/s batched, >= 300x pysim")
 
