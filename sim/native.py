@@ -16,6 +16,7 @@ import ctypes
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
 from .cosim import BeatRecord, LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps
 
 __all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler", "COMPILERS",
-           "machine_id", "run_loop"]
+           "machine_id", "optimize_flags", "run_loop"]
 
 RUN_LOOP = r"""
 extern "C" {
@@ -168,6 +169,16 @@ def machine_id() -> str:
         return platform.processor() or platform.machine()
     first = text.split("\n\n")[0]
     return "\n".join(line for line in first.splitlines() if line.startswith(("model name", "flags")))
+
+
+def optimize_flags(optimize: str | None) -> tuple[list[str], str]:
+    """The C++ compiler's optimisation flags from ``optimize`` (space-separated; default
+    ``$TMA_UNIT_CXX_OPT`` or -O1), and what else a build with them is valid for: the
+    machine's :func:`machine_id` where they tune for this CPU, else nothing. Both go
+    into a compiled backend's cache key."""
+    flags = shlex.split(optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1"))
+    native = any(flag.startswith(("-march=native", "-mtune=native")) for flag in flags)
+    return flags, machine_id() if native else ""
 
 
 def cache_key(*parts: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import NativeUnit, cache_dir, cache_key, compiler, payload_defines, run_loop, run_native
+from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
 
@@ -69,7 +69,9 @@ def lint(verilog_path: Path) -> subprocess.CompletedProcess:
                            "--top-module", "tma_unit", str(verilog_path)], capture_output=True, text=True)
 
 
-def build_library(config: UnitConfig) -> Path:
+def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
+    """The Verilated unit for ``config``: built on first use, then taken from the cache.
+    ``optimize``: the C++ compiler's optimisation flags (:func:`.native.optimize_flags`)."""
     from ..export import export_verilog
     verilog = export_verilog(config)
     loop = run_loop(lambda port: port.replace("__", "___05F"))    # Verilator escapes "__" as ___05F
@@ -77,7 +79,8 @@ def build_library(config: UnitConfig) -> Path:
     tool = verilator()
     cxx = compiler()
     version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    folder = cache_dir("verilator") / cache_key(verilog, wrapper, version, cxx)
+    flags, native = optimize_flags(optimize)
+    folder = cache_dir("verilator") / cache_key(verilog, wrapper, version, cxx, *flags, native)
     library = folder / "unit.so"
     if library.exists():
         return library
@@ -87,14 +90,14 @@ def build_library(config: UnitConfig) -> Path:
     objects = folder / "obj"
     subprocess.run([tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
                     "-O3", "--x-assign", "0", "--x-initial", "0"], cwd=folder, check=True, capture_output=True)
-    flags = "-fPIC -O1 -w"
+    make_flags = " ".join(["-fPIC", "-w", *flags])
     runtime = ["verilated.o", "verilated_threads.o"]        # verilated.mk's VK_GLOBAL_OBJS
-    subprocess.run(["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={flags}", f"OPT_SLOW={flags}",
-                    f"OPT_GLOBAL={flags}", "CXX=" + cxx, "Vtma_unit__ALL.a", *runtime],
+    subprocess.run(["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
+                    f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx, "Vtma_unit__ALL.a", *runtime],
                    cwd=folder, check=True, capture_output=True)
     include = Path(tool).resolve().parent.parent / "share" / "verilator" / "include"
     partial = folder / f"unit.{os.getpid()}.so"
-    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", "-O1", "-w", f"-I{include}", f"-I{include}/vltstd",
+    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", *flags, "-w", f"-I{include}", f"-I{include}/vltstd",
                     "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a", *(f"obj/{o}" for o in runtime), "-pthread",
                     "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
                     "-o", str(partial)], cwd=folder, check=True)
@@ -105,8 +108,8 @@ def build_library(config: UnitConfig) -> Path:
 class VerilatorUnit(NativeUnit):
     """One unit simulated by Verilator from the exported Verilog."""
 
-    def __init__(self, config: UnitConfig):
-        super().__init__(config, build_library(config))
+    def __init__(self, config: UnitConfig, optimize: str | None = None):
+        super().__init__(config, build_library(config, optimize))
 
 
 def run_verilator(scenario: Scenario, unit: VerilatorUnit | None = None) -> RunResult:
