@@ -129,6 +129,10 @@ def run_demo(config: UnitConfig, backend: str = "pysim", vcd: str | None = None,
     """Run each case (``copies`` requests back to back) in lockstep; rows for the table.
     Cycles count from the first request offered to the last completion."""
     from .cosim import Mismatch
+    unit = None
+    if backend != "pysim":
+        from .cxxrtl import CxxrtlUnit, run_cxxrtl
+        unit = CxxrtlUnit(config)           # one library for every case
     rows = []
     for name in DEMO_CASES:
         scenario = demo_scenario(config, [name], copies)
@@ -137,8 +141,7 @@ def run_demo(config: UnitConfig, backend: str = "pysim", vcd: str | None = None,
                 from .pysim import run_pysim
                 result = run_pysim(scenario, vcd=vcd.replace(".vcd", f"-{name}.vcd") if vcd else None)
             else:
-                from .cxxrtl import run_cxxrtl
-                result = run_cxxrtl(scenario)
+                result = run_cxxrtl(scenario, unit)
             verdict = "match"
         except Mismatch as error:
             rows.append(DemoRow(name, 0, 0, 0, "MISMATCH: " + str(error).splitlines()[0]))
