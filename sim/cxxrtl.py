@@ -39,12 +39,12 @@ __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl
            "rtlil_to_cxxrtl", "PASSES", "compile_library"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
-#: ``splitcells`` splits every multi-bit cell (flip-flops, multiplexers, logic) whose
-#: output is read in pieces into one cell per piece: a wide register that the netlist
-#: reads and writes in fields (a pipeline stage's job constants) otherwise becomes one
-#: CXXRTL value assembled every pass by a chain of concatenations, each a shift and an
-#: OR over the whole width, which was most of a pass's instructions (callgrind); split,
-#: the fields are separate values (measured: 59,205 to 103,354 cycles/s on lanes 1).
+#: No ``splitcells`` (it split each multi-bit cell read in pieces into one cell per
+#: piece). It doubled the speed of an earlier, ungated unit whose pipeline stages were
+#: wide registers assembled by concatenation every pass; on the gated lanes-1 unit of
+#: today it made the core 2.8 times the code (769 KB of C++ and 828 wires to commit,
+#: against 273 KB and 220) and halved the speed (0.95 against 1.83 M cycles/s, the two
+#: builds run alternately in one process; docs/cosim.md, "Speed").
 #: ``splitnets -driver`` (twice: the first split leaves a few) splits each wire driven
 #: in pieces by several cells: ``opt_merge`` merges equal expressions into one net, which
 #: can then be a slice of a wide signal that other slices of the same signal are computed
@@ -53,7 +53,7 @@ __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl
 #: lanes 1: 47 loop wires and 109 buffered wires without the splits, none with them).
 #: Ports are not split (the glue reads them by name): a loop through a port is left, and
 #: :func:`write_cxxrtl` refuses it.
-PASSES = "opt -full; splitcells; splitnets -driver; opt_clean -purge; splitnets -driver; opt_clean -purge"
+PASSES = "opt -full; splitnets -driver; opt_clean -purge; splitnets -driver; opt_clean -purge"
 
 #: The unit's submodules simulated as partitions of their own, evaluated only in the
 #: cycles they have work (:mod:`.gating`): the front end and the descriptor file idle
