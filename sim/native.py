@@ -26,7 +26,7 @@ from ..model.config import UnitConfig
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
-from .cosim import BeatRecord, LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps
+from .cosim import BeatRecord, LockstepChecker, beat_decoder, RunResult, Scenario, ready_pattern, request_gaps
 
 __all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler", "COMPILERS",
            "machine_id", "optimize_flags", "run_loop"]
@@ -261,8 +261,8 @@ class NativeUnit:
         return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],
                 completion_cycles[:n_completions.value], cycles)
 
-    def decode_beat(self, beat_words: np.ndarray):
-        return self.beat_layout.from_bits(int.from_bytes(beat_words.tobytes(), "little"))
+    def decode_beat(self, beat_words: np.ndarray) -> BeatRecord:
+        return beat_decoder(self.beat_layout)(int.from_bytes(beat_words.tobytes(), "little"))
 
 
 def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
@@ -281,7 +281,7 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
                     + [(int(c), 1, i) for i, c in enumerate(completion_cycles)])
     for cycle, kind, i in events:
         if kind == 0:
-            checker.on_beat(cycle, BeatRecord.from_view(unit.decode_beat(beats[i])))
+            checker.on_beat(cycle, unit.decode_beat(beats[i]))
         else:
             value = CompletionLayout.from_bits(int.from_bytes(completions[i].tobytes(), "little"))
             checker.on_completion(cycle, int(value.request_id), int(value.status), int(value.transaction_bytes))
