@@ -8,7 +8,7 @@ of up to 8 cycles. Before timing, the model's prediction is checked equal to the
 cycles (every beat and completion). The model is timed twice: from the records alone
 (what a sweep reuses) and from the descriptors and requests (records_of for each).
 
-Run: python bench/timing_speed.py [--requests 200] [--cxxrtl-optimize FLAGS]
+Run: python bench/timing_speed.py [--requests 200] [--optimize FLAGS]
 """
 
 import argparse
@@ -37,12 +37,12 @@ def timed(function, repeat=3):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=200)
-    parser.add_argument("--cxxrtl-optimize", default=FAST)
+    parser.add_argument("--optimize", default=FAST, help="both compiled backends' C++ compiler flags")
     args = parser.parse_args()
     config = UnitConfig(lanes=1)
     from tma_unit.sim.verilator import VerilatorUnit
     from tma_unit.sim.cxxrtl import CxxrtlUnit
-    backends = {"Verilator": VerilatorUnit(config), f"CXXRTL {args.cxxrtl_optimize}": CxxrtlUnit(config, args.cxxrtl_optimize)}
+    backends = {"Verilator": VerilatorUnit(config, args.optimize), "CXXRTL": CxxrtlUnit(config, args.optimize)}
 
     names = list(backends)
     print(f"{'workload':28} {'simulator':22} {'cycles':>9} {'seconds':>9} {'cycles/s':>15} "
