@@ -66,7 +66,8 @@ class Multiplier(wiring.Component):
             return m
         a, b = self.a, self.b
         if self.registered_inputs:
-            a, b = Signal.like(self.a, reset_less=True), Signal.like(self.b, reset_less=True)
+            a = Signal.like(self.a, name="a_reg", reset_less=True)
+            b = Signal.like(self.b, name="b_reg", reset_less=True)
             with m.If(self.enable):
                 m.d.sync += [a.eq(self.a), b.eq(self.b)]
         product = Signal.like(self.product, reset_less=True)

@@ -141,7 +141,7 @@ class DescriptorFile(wiring.Component):
         # (docs/fpga.md, "Clock speed"); the bus is for set-up, and its rate does not
         # matter.
         byte_addr = Cat(Const(0, 2), bus.adr)
-        pending, reading, picked = Signal(), Signal(), Signal()
+        pending, reading, picked = Signal(name="pending"), Signal(name="reading"), Signal(name="picked")
         start = bus.cyc & bus.stb & ~pending & ~reading & ~picked & ~bus.ack & ~bus.err
         slot_offset = byte_addr - SLOT_BASE
         decoded = Signal(data.StructLayout({
@@ -175,7 +175,7 @@ class DescriptorFile(wiring.Component):
             write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
             write.en.eq(write_en),
         ]
-        ack, err, answer = Signal(), Signal(), Signal(32)
+        ack, err, answer = Signal(name="ack"), Signal(name="err"), Signal(32, name="answer")
         m.d.sync += [bus.ack.eq(ack), bus.err.eq(err), bus.dat_r.eq(answer)]
 
         def masked(old, new):
