@@ -7,11 +7,15 @@ backpressure on the beat stream and random gaps between requests. A backend
 compares every beat the RTL emits, as it is taken, with the model's next expected
 transactions (model/unit.py ``complete``), and every completion with the model's. The
 first difference stops the run with a :class:`Mismatch` naming the request, descriptor,
-beat, cycle, and each field expected and got.
+beat, cycle, and each field expected and got; on request (a file, or the folder
+``$TMA_UNIT_MISMATCH_VCD``) with a waveform of the last cycles before it
+(:func:`waveform_on_mismatch`).
 """
 
 import functools
+import os
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +25,7 @@ from ..model.layout import decode_descriptor
 from ..model.unit import complete, Completion
 
 __all__ = ["Scenario", "BeatRecord", "LaneRecord", "beat_decoder", "LockstepChecker", "Mismatch", "ready_pattern",
-           "request_gaps", "RunResult"]
+           "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,43 @@ def request_gaps(seed: int, count: int, max_gap: int) -> np.ndarray:
 
 
 class Mismatch(AssertionError):
-    """The RTL and the model disagree; the message is the report."""
+    """The RTL and the model disagree; the message is the report, ``cycle`` the cycle of
+    the difference (counted as the backend counts: the batched run's cycles on the
+    compiled backends, the simulation's on Amaranth's)."""
+
+    def __init__(self, report: str, cycle: int):
+        super().__init__(report)
+        self.cycle = cycle
+
+
+#: The folder where a co-simulation run that differs from the model writes a waveform of
+#: its last cycles, when the run was given no file of its own (unset: none is written).
+MISMATCH_VCD_ENV = "TMA_UNIT_MISMATCH_VCD"
+#: The cycles before a difference that its waveform shows on the compiled backend.
+MISMATCH_WINDOW = 200
+
+
+def waveform_on_mismatch(run, replay, path: str | None, backend: str):
+    """``run()``, and what it returns. If it raises a :class:`Mismatch` and a waveform is
+    asked for (``path``, else ``mismatch-<backend>.vcd`` in the folder named by
+    ``$TMA_UNIT_MISMATCH_VCD``), ``replay(error, path)`` runs the scenario again, recording
+    it to ``path``, and returns the first and last cycle recorded and whether the replay
+    differed at the same cycle; the report is raised again with the file's name."""
+    try:
+        return run()
+    except Mismatch as error:
+        if path is None and os.environ.get(MISMATCH_VCD_ENV):
+            path = str(Path(os.environ[MISMATCH_VCD_ENV]) / f"mismatch-{backend}.vcd")
+        if path is None:
+            raise
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            first, last, reproduced = replay(error, path)
+        except OSError as failed:       # the report still stands
+            raise Mismatch(f"{error}\n  no waveform: {failed}", error.cycle) from None
+        note = "" if reproduced else (" (the replay, on a unit fresh from reset, did not differ at the same cycle: "
+                                      "the first run's unit had run other scenarios before)")
+        raise Mismatch(f"{error}\n  waveform of cycles {first} to {last}: {path}{note}", error.cycle) from None
 
 
 @dataclass
@@ -161,7 +201,7 @@ class LockstepChecker:
     def _fail(self, what, cycle, differences, index):
         lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(index)]
         lines += [f"  {name}: expected {expected!r}, got {got!r}" for name, expected, got in differences]
-        raise Mismatch("\n".join(lines))
+        raise Mismatch("\n".join(lines), cycle)
 
     # -- checks ------------------------------------------------------------------------
     def _skip_beatless(self):

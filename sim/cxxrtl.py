@@ -21,6 +21,7 @@ cycle evaluates only those with work (:mod:`.gating`).
 
 import ctypes
 import json
+from contextlib import contextmanager
 import os
 import subprocess
 import sys
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
-from .cosim import RunResult, Scenario
+from .cosim import MISMATCH_WINDOW, Mismatch, RunResult, Scenario, waveform_on_mismatch
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
@@ -92,6 +93,87 @@ template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(w
 // loop). Partitions with nothing to do are skipped (sim/gating.py).
 #define EVALUATE() evaluate(h)
 #define EDGE() edge(h)
+#define SAMPLE(cycle) do { if (h->wave) h->wave->sample(cycle); } while (0)
+"""
+
+#: The waveform recorder: CXXRTL's VCD writer over every partition's debug items, sampled
+#: by the run loop after each cycle's evaluation (the values of the cycle, as they stand
+#: after the edge that began it). Cycle ``c`` of a batched run is at ``c * PERIOD`` ns,
+#: its clock high then and low half a period later, as in Amaranth's simulator at 100 MHz.
+_WAVEFORM = r"""
+#include <cerrno>
+#include <cstdio>
+#include <cxxrtl/cxxrtl_vcd.h>
+
+#define PERIOD 10
+struct Wave {
+    debug_items items;
+    vcd_writer vcd;
+    value<1> clock;
+    FILE *file;
+    long long first, last;      // the cycles of a run recorded
+    long long previous = -1;    // the cycle last sampled
+    long long offset = 0;       // the cycles of the runs recorded before this one
+
+    void flush() {
+        std::fwrite(vcd.buffer.data(), 1, vcd.buffer.size(), file);
+        vcd.buffer.clear();
+    }
+    void sample(long long cycle) {
+        if (cycle <= previous)      // a new run, which follows the last in the file
+            offset += previous + 1;
+        previous = cycle;
+        if (cycle < first || cycle > last)
+            return;
+        long long time = (offset + cycle) * PERIOD;
+        clock = value<1>{1u};
+        vcd.sample(time);
+        clock = value<1>{0u};
+        vcd.sample(time + PERIOD / 2);
+        if (vcd.buffer.size() > (1 << 20))
+            flush();
+    }
+};
+
+extern "C" {
+
+void tma_wave_close(void *p) {
+    Harness *h = static_cast<Harness *>(p);
+    if (h->wave) {
+        h->wave->flush();
+        std::fclose(h->wave->file);
+        delete h->wave;
+        h->wave = nullptr;
+    }
+}
+
+// Records cycles first..last of the batched runs to the VCD file `path`, until
+// tma_wave_close; returns 0, or the errno of opening the file.
+int tma_wave_open(void *p, const char *path, long long first, long long last) {
+    Harness *h = static_cast<Harness *>(p);
+    FILE *file = std::fopen(path, "w");
+    if (file == nullptr)
+        return errno;
+    tma_wave_close(p);
+    Wave *wave = new Wave;
+    wave->file = file;
+    wave->first = first;
+    wave->last = last;
+    debug_info(h, wave->items);
+    wave->vcd.timescale(1, "ns");
+    // the partitions' clock inputs stand high from an evaluation to its edge: the
+    // waveform's clock is the recorder's own. Anonymous signals (Amaranth names them
+    // `$signal`, `$like`) are left out: a VCD name may not begin with `$`
+    wave->vcd.add(wave->items, [](const std::string &name, const debug_item &) {
+        bool clock = name.size() >= 4 && name.compare(name.size() - 4, 4, " clk") == 0;
+        return !clock && name.find(" $") == std::string::npos;
+    });
+    wave->vcd.add("bench top clk", debug_item(wave->clock));
+    h->wave = wave;
+    return 0;
+}
+
+}
 """
 
 
@@ -148,7 +230,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
     from amaranth.back import rtlil
     flags, native = optimize_flags(optimize)
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
-    harness = payload_defines(config) + _PORT_ACCESS + loop
+    harness = payload_defines(config) + _PORT_ACCESS + _WAVEFORM + loop
     design = rtlil.convert(TmaUnit(config), name="top")
     flow = [Path(module.__file__).read_text() for module in (sys.modules[__name__], gating)]
     cxx = compiler()
@@ -170,10 +252,29 @@ class CxxrtlUnit(NativeUnit):
 
     def __init__(self, config: UnitConfig, optimize: str | None = None, gated=GATED):
         super().__init__(config, build_library(config, optimize, gated))
+        self.optimize, self.gated = optimize, gated
         self.lib.tma_partitions.restype = ctypes.c_char_p
         self.lib.tma_active.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self.lib.tma_active.restype = ctypes.c_longlong
+        self.lib.tma_wave_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_longlong, ctypes.c_longlong]
+        self.lib.tma_wave_close.argtypes = [ctypes.c_void_p]
         self.partitions = self.lib.tma_partitions().decode().split(",")
+
+    @contextmanager
+    def waveform(self, path, first: int = 0, last: int | None = None):
+        """Records cycles ``first`` to ``last`` (default: to the end) of each batched run
+        made inside the block into the VCD file ``path``: every named wire of the design,
+        under its place in it as Amaranth's simulator names it (``bench top``, ``bench top
+        walker``, ...), cycle ``c`` at ``c * 10`` ns with the clock high, as Amaranth's
+        simulator writes them at 100 MHz. A run counts its cycles from 0, as in the
+        checker's reports; a second run in the block follows the first in the file."""
+        error = self.lib.tma_wave_open(self.handle, os.fsencode(path), first, (1 << 62) if last is None else last)
+        if error:
+            raise OSError(error, os.strerror(error), str(path))
+        try:
+            yield
+        finally:
+            self.lib.tma_wave_close(self.handle)
 
     def activity(self) -> dict:
         """For each partition (:data:`GATED` and the core), the rising edges of batched runs
@@ -181,6 +282,29 @@ class CxxrtlUnit(NativeUnit):
         return {name: self.lib.tma_active(self.handle, i) for i, name in enumerate(self.partitions)}
 
 
-def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str | None = None) -> RunResult:
-    """Run ``scenario`` on the CXXRTL-compiled unit under the lockstep checker."""
-    return run_native(scenario, unit or CxxrtlUnit(scenario.config, optimize))
+def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str | None = None,
+               vcd: str | None = None, mismatch_vcd: str | None = None) -> RunResult:
+    """Run ``scenario`` on the CXXRTL-compiled unit under the lockstep checker. ``vcd``:
+    write a waveform of the whole run to this path. ``mismatch_vcd``: if the RTL and the
+    model differ, write a waveform of the :data:`.cosim.MISMATCH_WINDOW` cycles up to the
+    difference to this path, from a replay of the scenario on a unit fresh from reset
+    (default: into the folder ``$TMA_UNIT_MISMATCH_VCD`` if set; :func:`.cosim.waveform_on_mismatch`)."""
+    unit = unit or CxxrtlUnit(scenario.config, optimize)
+
+    def run():
+        if vcd is None:
+            return run_native(scenario, unit)
+        with unit.waveform(vcd):
+            return run_native(scenario, unit)
+
+    def replay(error, path):
+        fresh = CxxrtlUnit(unit.config, unit.optimize, unit.gated)     # the same library, cached
+        first = max(0, error.cycle - MISMATCH_WINDOW)
+        with fresh.waveform(path, first, error.cycle):
+            try:
+                run_native(scenario, fresh)
+            except Mismatch as again:
+                return first, error.cycle, again.cycle == error.cycle
+        return first, error.cycle, False
+
+    return waveform_on_mismatch(run, replay, mismatch_vcd, "cxxrtl")

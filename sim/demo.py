@@ -28,6 +28,7 @@ Shapes and where they come from:
 """
 
 import time
+from pathlib import Path
 from dataclasses import dataclass
 
 from ..model import (AccessMode, DataType, Im2colWideMode, Interleave, MapKind, OobFill, Operation, ReduceOp,
@@ -133,15 +134,18 @@ def run_demo(config: UnitConfig, backend: str = "pysim", vcd: str | None = None,
     if backend != "pysim":
         from .cxxrtl import CxxrtlUnit, run_cxxrtl
         unit = CxxrtlUnit(config)           # one library for every case
+    if vcd:
+        Path(vcd).parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in DEMO_CASES:
         scenario = demo_scenario(config, [name], copies)
+        waveform = str(Path(vcd).with_name(f"{Path(vcd).stem}-{name}.vcd")) if vcd else None
         try:
             if backend == "pysim":
                 from .pysim import run_pysim
-                result = run_pysim(scenario, vcd=vcd.replace(".vcd", f"-{name}.vcd") if vcd else None)
+                result = run_pysim(scenario, vcd=waveform)
             else:
-                result = run_cxxrtl(scenario, unit)
+                result = run_cxxrtl(scenario, unit, vcd=waveform)
             verdict = "match"
         except Mismatch as error:
             rows.append(DemoRow(name, 0, 0, 0, "MISMATCH: " + str(error).splitlines()[0]))

@@ -135,11 +135,14 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
     """C++ after the partitions' CXXRTL: ``struct Harness`` (the top's ports as ``top.p_*``
     values, one object per partition) and the functions the run loop calls: ``step(h)``
     (what CXXRTL's ``step()`` does for one design: evaluate and commit until nothing
-    changes, at the clock level set in ``h->top``), and the two halves of a batched
-    cycle, ``evaluate(h)`` (a rising edge's evaluation, gated) and ``edge(h)``."""
+    changes, at the clock level set in ``h->top``), the two halves of a batched
+    cycle, ``evaluate(h)`` (a rising edge's evaluation, gated) and ``edge(h)``, and
+    ``debug_info(h, items)`` (every partition's wires for a waveform, under the names
+    Amaranth's simulator gives them)."""
     nets = _Nets(top, partitions)
     count = len(partitions)
-    lines = ["namespace {",
+    lines = ["struct Wave;         // a waveform being recorded (the run loop's, sim/cxxrtl.py)",
+             "namespace {",
              "template<size_t N> const value<N> &cur(const value<N> &v) { return v; }",
              "template<size_t N> const value<N> &cur(const wire<N> &w) { return w.curr; }",
              "struct Top {"]
@@ -160,7 +163,8 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
     lines += [f"\tbool dirty[{count}] = {{{', '.join(['true'] * count)}}};     // state changed at the last edge",
               f"\tbool ran[{count}] = {{}};         // evaluated in this cycle",
               f"\tlong long active[{count}] = {{}};  // rising edges it was evaluated at, since reset",
-              "\tlong long cycle = 0;", "};"]
+              "\tlong long cycle = 0;",
+              "\tWave *wave = nullptr;    // while a waveform is recorded (its opening and closing own it)", "};"]
     clocked = [part for part in partitions if clock in top["cells"][part.name]["connections"]]
     for part in partitions:
         own = f"h->{part.name}"
@@ -236,6 +240,18 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
         if part in clocked:
             lines.append(f"\t\th->{part.name}.prev_{clock_member} = value<1>{{0u}};")
         lines += [f"\t\th->ran[{i}] = false;", f"\t\th->active[{i}]++;", "\t}"]
+    lines += ["}"]
+    lines += ["// Every partition's debug items (its wires, ports and memories), each under the scope",
+              "// of its place in the design as Amaranth's simulator names it (`bench top`, the core's;",
+              "// `bench top <submodule>`), and the top's ports the core has not given already.",
+              "void debug_info(Harness *h, debug_items &items) {"]
+    lines += [f'\th->{part.name}.debug_info(&items, nullptr, "{scope}");'
+              for part, scope in ((part, "bench top " if part.name == CORE else f"bench top {part.name} ")
+                                  for part in partitions)]
+    for name, port in top["ports"].items():
+        flag = "INPUT" if port["direction"] == "input" else "OUTPUT"
+        lines.append(f'\tif (!items.count("bench top {name}")) '
+                     f'items.add("bench top {name}", debug_item(h->top.{mangle(name)}, 0, debug_item::{flag}));')
     lines += ["}", "}",
               "// The partitions' names, comma-separated, and how many rising edges each was evaluated at.",
               f'extern "C" const char *tma_partitions() {{ return "{",".join(names)}"; }}',

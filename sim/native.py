@@ -7,7 +7,8 @@ value)``, ``GET(port)`` for ports up to 32 bits, ``PUT(port, words)`` / ``TAKE(p
 words)`` for payloads, ``SETTLE()`` (evaluate with the clock low), ``RISE()`` (a rising
 edge that leaves the outputs settled, the clock low again for the next one), and the two
 halves of one cycle of the batched loop: ``EVALUATE()`` (the outputs of the cycle from the
-inputs just set) and ``EDGE()`` (the clock edge that ends it). A backend may evaluate the
+inputs just set) and ``EDGE()`` (the clock edge that ends it); and ``SAMPLE(cycle)``, where
+a backend that records waveforms samples the cycle's values (after ``EVALUATE()``). A backend may evaluate the
 edge's next state in ``EVALUATE()`` already: CXXRTL does, so a cycle costs it one pass
 over the design instead of two.
 """
@@ -86,6 +87,7 @@ long long tma_run(void *p, long long max_cycles,
         bool beat_ready = ready[cycles % ready_length] != 0;
         SET(beats__ready, beat_ready);
         EVALUATE();
+        SAMPLE(cycles);
         bool request_taken = offer && GET(requests__ready);
         if (beat_ready && GET(beats__valid) && *n_beats < max_beats) {
             TAKE(beats__payload, beats + *n_beats * BEAT_WORDS);

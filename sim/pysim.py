@@ -5,15 +5,31 @@ from amaranth.sim import Simulator
 from ..model.layout import REQUEST_FIELDS, pack_payload
 from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
-from .cosim import BeatRecord, LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult
+from .cosim import BeatRecord, LockstepChecker, Mismatch, Scenario, ready_pattern, request_gaps, RunResult, \
+    waveform_on_mismatch
 from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
 
 
-def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 200000) -> RunResult:
+def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 200000,
+              mismatch_vcd: str | None = None) -> RunResult:
     """Run ``scenario`` on the RTL in Amaranth's simulator under the lockstep checker.
-    ``vcd``: write a waveform to this path."""
+    ``vcd``: write a waveform to this path. ``mismatch_vcd``: if the RTL and the model
+    differ, run the scenario again writing a waveform to this path, from the start to the
+    difference, where the run stops (default: into the folder ``$TMA_UNIT_MISMATCH_VCD``
+    if set; :func:`.cosim.waveform_on_mismatch`)."""
+    def replay(error, path):
+        try:
+            _run(scenario, path, max_cycles)
+        except Mismatch as again:
+            return 0, again.cycle, again.cycle == error.cycle
+        return 0, error.cycle, False
+
+    return waveform_on_mismatch(lambda: _run(scenario, vcd, max_cycles), replay, mismatch_vcd, "pysim")
+
+
+def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
     dut = TmaUnit(scenario.config)
     checker = LockstepChecker(scenario)
     ready = ready_pattern(scenario.seed, scenario.ready_probability)

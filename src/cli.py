@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--backend", choices=["pysim", "cxxrtl"], default="pysim",
                       help="Amaranth's simulator, or the compiled CXXRTL backend (built on first use)")
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
-    demo.add_argument("--vcd", help="write a waveform per case, named after this path")
+    demo.add_argument("--vcd", help="write a waveform per case: PATH.vcd gives PATH-<case>.vcd")
     demo.set_defaults(run=cmd_demo)
     draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout")
     _add_case_arguments(draw)

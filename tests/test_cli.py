@@ -55,7 +55,7 @@ def test_every_example_lays_out(capsys):
     assert "IM2COL_W_128" in out and "GATHER4" in out
 
 
-def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch):
+def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch, tmp_path):
     assert main(["demo", "--copies", "1"]) == 0
     out = capsys.readouterr().out
     from tma_unit.sim.demo import DEMO_CASES
@@ -64,7 +64,18 @@ def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch):
     # the compiled backend runs every case on one library, one after another: its table
     # is the Python simulator's, which simulates each case on a fresh unit, cycle for cycle
     monkeypatch.setenv("TMA_UNIT_CXX_OPT", "-O0")      # the library test_sim_cosim builds
-    assert main(["demo", "--copies", "1", "--backend", "cxxrtl"]) == 0
+    waves = tmp_path / "waves"                          # made by the demo
+    assert main(["demo", "--copies", "1", "--backend", "cxxrtl", "--vcd", str(waves / "demo.vcd")]) == 0
     compiled = capsys.readouterr().out
     assert compiled.splitlines()[1:] == out.splitlines()[1:]
     assert "(cxxrtl, lanes 1)" in compiled.splitlines()[0]
+    # a waveform per case, of that case's run: the beats its handshakes take, one a cycle
+    # at most, are the beats the table (checked against the model) counts
+    from waveforms import Waveform
+    rows = {words[0]: words for words in map(str.split, compiled.splitlines()) if words and words[0] in DEMO_CASES}
+    for name in DEMO_CASES:
+        wave = Waveform(waves / f"demo-{name}.vcd", ["bench top beats__valid", "bench top beats__ready"])
+        cycles = int(rows[name][3])
+        taken = sum(wave.at("bench top beats__valid", 10 * c) & wave.at("bench top beats__ready", 10 * c)
+                    for c in range(cycles))
+        assert taken == int(rows[name][2]), name

@@ -1,0 +1,146 @@
+"""Waveforms of co-simulation runs (issue 5, item 6): the compiled backend's recording of a
+whole run holds, cycle by cycle, the beats and completions the golden model expects; and
+an RTL bug (the swizzle left out, by patching the datapath) stops a run with a report that
+names the beat, the cycle and the field, and a waveform of the cycles before it."""
+
+import dataclasses
+
+import pytest
+
+from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.unit import fields_from_request
+from tma_unit.rtl.layouts import CompletionLayout, beat_layout
+from tma_unit.sim.cosim import LockstepChecker, MISMATCH_VCD_ENV, MISMATCH_WINDOW, Mismatch, Scenario, beat_decoder
+
+from waveforms import Waveform
+
+#: fp16 rows of 64 elements: 128 bytes, eight 16-byte chunks, one 128B swizzle line each
+TILE = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000000, (256, 64), (512,), (64, 4), (1, 1),
+                 swizzle=Swizzle.B128)
+PERIOD = 10         # ns a cycle, in the compiled backend's waveforms
+PORTS = ("beats__valid", "beats__ready", "beats__payload", "completions__valid", "completions__ready",
+         "completions__payload")
+
+
+def tile_scenario(config, corners, **backpressure):
+    requests = [fields_from_request(Request(Operation.LOAD, corner, smem_address=0x400, request_id=i), 0)
+                for i, corner in enumerate(corners)]
+    return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests, **backpressure)
+
+
+def test_cxxrtl_waveform_holds_the_beats_and_completions_the_model_expects(tmp_path):
+    """Beats and completions read back from the waveform alone, at each cycle's time, go
+    through a fresh lockstep checker, and arrive at the cycles the run took them: a
+    waveform sampled a cycle early or late, or with a port missing, fails one or the other."""
+    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+    config = UnitConfig(lanes=1, slots=8)          # the library test_sim_cosim builds
+    # the second box is partly out of bounds (dimensions 0 and 1); beats wait on a ready
+    # pattern and requests on gaps, so the handshakes and payloads change out of step
+    scenario = tile_scenario(config, [(0, 0), (224, 62)], seed=5, ready_probability=0.6, max_gap=3)
+    path = tmp_path / "run.vcd"
+    result = run_cxxrtl(scenario, CxxrtlUnit(config, "-O0"), vcd=str(path))
+
+    wave = Waveform(path, [f"bench top {port}" for port in PORTS] + ["bench top clk"])
+    decode = beat_decoder(beat_layout(config))
+    checker = LockstepChecker(scenario)
+    for cycle in range(result.cycles):
+        time = cycle * PERIOD
+        assert (wave.at("bench top clk", time), wave.at("bench top clk", time + PERIOD // 2)) == (1, 0)
+        if wave.at("bench top beats__valid", time) and wave.at("bench top beats__ready", time):
+            checker.on_beat(cycle, decode(wave.at("bench top beats__payload", time)))
+        if wave.at("bench top completions__valid", time) and wave.at("bench top completions__ready", time):
+            done = CompletionLayout.from_bits(wave.at("bench top completions__payload", time))
+            checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
+    read_back = checker.finish(result.cycles)
+    box_bytes = 64 * 4 * 2          # out-of-bounds elements included; 16-byte chunks, one a beat
+    expected = (2 * box_bytes // 16, [(0, 0, box_bytes), (1, 0, box_bytes)])
+    assert (read_back.beats, read_back.completions) == (result.beats, result.completions) == expected
+    # and at the cycles the run loop took them: a registered port sampled after the edge
+    # (the completion queue's head) shows the next cycle's handshake a cycle early
+    assert (read_back.beat_cycles, read_back.completion_cycles) == (result.beat_cycles, result.completion_cycles)
+    assert wave.times[-1] == (result.cycles - 1) * PERIOD + PERIOD // 2
+
+
+def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
+    from tma_unit.sim.cxxrtl import CxxrtlUnit
+    from tma_unit.sim.native import run_native
+    config = UnitConfig(lanes=1, slots=8)
+    unit = CxxrtlUnit(config, "-O0")
+    path = tmp_path / "two.vcd"
+    with unit.waveform(path):
+        first = run_native(tile_scenario(config, [(0, 0)]), unit)
+        second = run_native(tile_scenario(config, [(0, 4)], seed=3, ready_probability=0.5), unit)
+    wave = Waveform(path, ["bench top beats__valid", "bench top beats__ready"])
+    assert wave.times == sorted(set(wave.times))
+    assert wave.times[-1] == (first.cycles + second.cycles - 1) * PERIOD + PERIOD // 2
+    # the second run's beats, where it is in the file
+    taken = [c for c in range(second.cycles) if wave.at("bench top beats__valid", (first.cycles + c) * PERIOD)
+             and wave.at("bench top beats__ready", (first.cycles + c) * PERIOD)]
+    assert taken == second.beat_cycles
+
+
+def without_swizzle(monkeypatch):
+    """The bug: the datapath passes the dense shared-memory address through unswizzled."""
+    import tma_unit.rtl.datapath
+    monkeypatch.setattr(tma_unit.rtl.datapath, "swizzle_address", lambda address, swizzle: address)
+
+
+#: Copies the bug cannot touch (no swizzle) before the one it shows in, so that the
+#: difference comes later than the waveform's window of cycles before it.
+PLAIN_COPIES = 8
+
+# What the model expects where the bug first shows (REFERENCE.md section 3, 128B: address
+# bits [6:4] XOR bits [9:7]): row 0 fills the 128-byte line at 0x400 unmoved (line 0), so
+# the first difference is beat 8 of the swizzled copy, row 1's first chunk: dense 0x480,
+# line 1, swizzled to chunk 0 ^ 1 of its line, 0x490.
+FIRST_WRONG_BEAT, SWIZZLED, DENSE = 8, 0x490, 0x480
+
+
+def bug_scenario(config):
+    """PLAIN_COPIES copies of the tile unswizzled (slot 0), then one swizzled (slot 1)."""
+    plain = dataclasses.replace(TILE, swizzle=Swizzle.NONE)
+    requests = [fields_from_request(Request(Operation.LOAD, (0, 4 * i), smem_address=0x400, request_id=i),
+                                    0 if i < PLAIN_COPIES else 1) for i in range(PLAIN_COPIES + 1)]
+    return Scenario(config, {0: encode_descriptor(plain), 1: encode_descriptor(TILE)}, 0b11, requests)
+
+
+@pytest.mark.parametrize("backend", ["pysim", "cxxrtl"])
+def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycles(backend, tmp_path, monkeypatch):
+    without_swizzle(monkeypatch)
+    config = UnitConfig(lanes=1, slots=8)
+    scenario = bug_scenario(config)
+    if backend == "pysim":
+        from tma_unit.sim.pysim import run_pysim
+        path = tmp_path / "given.vcd"
+        with pytest.raises(Mismatch) as caught:
+            run_pysim(scenario, mismatch_vcd=str(path))
+    else:
+        from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+        monkeypatch.setenv(MISMATCH_VCD_ENV, str(tmp_path / "waves"))       # no file given: the folder's
+        path = tmp_path / "waves" / "mismatch-cxxrtl.vcd"
+        with pytest.raises(Mismatch) as caught:
+            run_cxxrtl(scenario, CxxrtlUnit(config, "-O0"))
+    report, cycle = str(caught.value), caught.value.cycle
+    assert f"RTL and model differ at cycle {cycle}: beat {FIRST_WRONG_BEAT} of request {PLAIN_COPIES}" in report
+    assert f"lane 0 smem_address: expected {SWIZZLED}, got {DENSE}" in report
+    assert "'swizzle': 'B128'" in report            # the descriptor, decoded
+    # at least one beat a cycle: the difference comes after the plain copies' beats
+    assert cycle > PLAIN_COPIES * 32 > MISMATCH_WINDOW
+    first = 0 if backend == "pysim" else cycle - MISMATCH_WINDOW
+    assert f"waveform of cycles {first} to {cycle}: {path}" in report
+    assert "did not differ at the same cycle" not in report
+
+    if backend == "cxxrtl":
+        # the window: from MISMATCH_WINDOW cycles before the difference to it, and the
+        # wrong beat on the ports at the difference's cycle
+        wave = Waveform(path, [f"bench top {port}" for port in PORTS])
+        assert (wave.times[0], wave.times[-1]) == (first * PERIOD, cycle * PERIOD + PERIOD // 2)
+        time = cycle * PERIOD
+        assert wave.at("bench top beats__valid", time) and wave.at("bench top beats__ready", time)
+        beat = beat_decoder(beat_layout(config))(wave.at("bench top beats__payload", time))
+        assert beat.lanes[0].smem_address == DENSE
+    else:
+        # Amaranth's simulator records from the start; the run stops at the difference
+        wave = Waveform(path, ["bench top beats__payload"])
+        assert wave.times[0] == 0 and len(wave.times) > 2 * cycle
