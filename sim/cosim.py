@@ -125,12 +125,14 @@ MISMATCH_VCD_ENV = "TMA_UNIT_MISMATCH_VCD"
 MISMATCH_WINDOW = 200
 
 
-def waveform_on_mismatch(run, replay, path: str | None, backend: str):
+def waveform_on_mismatch(run, replay, path: str | None, backend: str, window: int | None = MISMATCH_WINDOW):
     """``run()``, and what it returns. If it raises a :class:`Mismatch` and a waveform is
     asked for (``path``, else ``mismatch-<backend>.vcd`` in the folder named by
-    ``$TMA_UNIT_MISMATCH_VCD``), ``replay(error, path)`` runs the scenario again, recording
-    it to ``path``, and returns the first and last cycle recorded and whether the replay
-    differed at the same cycle; the report is raised again with the file's name."""
+    ``$TMA_UNIT_MISMATCH_VCD``), ``replay(path, first, last)`` runs the scenario again,
+    recording its cycles ``first`` to ``last`` to ``path``: the ``window`` cycles up to the
+    difference (``None``: from the start, for a backend that cannot start recording
+    mid-run). The report is raised again with the file's name, and a note if the replay
+    did not differ at the same cycle."""
     try:
         return run()
     except Mismatch as error:
@@ -138,14 +140,19 @@ def waveform_on_mismatch(run, replay, path: str | None, backend: str):
             path = str(Path(os.environ[MISMATCH_VCD_ENV]) / f"mismatch-{backend}.vcd")
         if path is None:
             raise
+        first = 0 if window is None else max(0, error.cycle - window)
+        again = None
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-            first, last, reproduced = replay(error, path)
+            replay(path, first, error.cycle)
+        except Mismatch as repeated:
+            again = repeated
         except OSError as failed:       # the report still stands
             raise Mismatch(f"{error}\n  no waveform: {failed}", error.cycle) from None
-        note = "" if reproduced else (" (the replay, on a unit fresh from reset, did not differ at the same cycle: "
-                                      "the first run's unit had run other scenarios before)")
-        raise Mismatch(f"{error}\n  waveform of cycles {first} to {last}: {path}{note}", error.cycle) from None
+        note = "" if again is not None and again.cycle == error.cycle else (
+            " (the replay, on a unit fresh from reset, did not differ at the same cycle: the first run's unit had "
+            "run other scenarios before)")
+        raise Mismatch(f"{error}\n  waveform of cycles {first} to {error.cycle}: {path}{note}", error.cycle) from None
 
 
 @dataclass

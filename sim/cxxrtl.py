@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
-from .cosim import MISMATCH_WINDOW, Mismatch, RunResult, Scenario, waveform_on_mismatch
+from .cosim import RunResult, Scenario, waveform_on_mismatch
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
@@ -297,14 +297,9 @@ def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str
         with unit.waveform(vcd):
             return run_native(scenario, unit)
 
-    def replay(error, path):
+    def replay(path, first, last):
         fresh = CxxrtlUnit(unit.config, unit.optimize, unit.gated)     # the same library, cached
-        first = max(0, error.cycle - MISMATCH_WINDOW)
-        with fresh.waveform(path, first, error.cycle):
-            try:
-                run_native(scenario, fresh)
-            except Mismatch as again:
-                return first, error.cycle, again.cycle == error.cycle
-        return first, error.cycle, False
+        with fresh.waveform(path, first, last):
+            run_native(scenario, fresh)
 
     return waveform_on_mismatch(run, replay, mismatch_vcd, "cxxrtl")

@@ -5,8 +5,7 @@ from amaranth.sim import Simulator
 from ..model.layout import REQUEST_FIELDS, pack_payload
 from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
-from .cosim import BeatRecord, LockstepChecker, Mismatch, Scenario, ready_pattern, request_gaps, RunResult, \
-    waveform_on_mismatch
+from .cosim import BeatRecord, LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult, waveform_on_mismatch
 from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
@@ -19,14 +18,9 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
     differ, run the scenario again writing a waveform to this path, from the start to the
     difference, where the run stops (default: into the folder ``$TMA_UNIT_MISMATCH_VCD``
     if set; :func:`.cosim.waveform_on_mismatch`)."""
-    def replay(error, path):
-        try:
-            _run(scenario, path, max_cycles)
-        except Mismatch as again:
-            return 0, again.cycle, again.cycle == error.cycle
-        return 0, error.cycle, False
-
-    return waveform_on_mismatch(lambda: _run(scenario, vcd, max_cycles), replay, mismatch_vcd, "pysim")
+    return waveform_on_mismatch(lambda: _run(scenario, vcd, max_cycles),
+                                lambda path, first, last: _run(scenario, path, max_cycles), mismatch_vcd, "pysim",
+                                window=None)
 
 
 def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
