@@ -37,7 +37,7 @@ from .gating import CORE, Partition, glue_source, partition_script
 from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
-           "PASSES", "compile_library"]
+           "PASSES", "compile_library", "PERIOD_NS"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: No ``splitcells`` (it split each multi-bit cell read in pieces into one cell per
@@ -96,16 +96,19 @@ template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(w
 #define SAMPLE(cycle) do { if (h->wave) h->wave->sample(cycle); } while (0)
 """
 
+#: Nanoseconds a cycle in the waveforms: Amaranth's simulator's clock in this project
+#: (100 MHz), so both backends' files share a time base.
+PERIOD_NS = 10
+
 #: The waveform recorder: CXXRTL's VCD writer over every partition's debug items, sampled
 #: by the run loop after each cycle's evaluation (the values of the cycle, as they stand
 #: after the edge that began it). Cycle ``c`` of a batched run is at ``c * PERIOD`` ns,
-#: its clock high then and low half a period later, as in Amaranth's simulator at 100 MHz.
-_WAVEFORM = r"""
+#: its clock high then and low half a period later.
+_WAVEFORM = f"#define PERIOD {PERIOD_NS}\n" + r"""
 #include <cerrno>
 #include <cstdio>
 #include <cxxrtl/cxxrtl_vcd.h>
 
-#define PERIOD 10
 struct Wave {
     debug_items items;
     vcd_writer vcd;
@@ -265,8 +268,8 @@ class CxxrtlUnit(NativeUnit):
         """Records cycles ``first`` to ``last`` (default: to the end) of each batched run
         made inside the block into the VCD file ``path``: every named wire of the design,
         under its place in it as Amaranth's simulator names it (``bench top``, ``bench top
-        walker``, ...), cycle ``c`` at ``c * 10`` ns with the clock high, as Amaranth's
-        simulator writes them at 100 MHz. A run counts its cycles from 0, as in the
+        walker``, ...), cycle ``c`` at ``c *`` :data:`PERIOD_NS` ns with the clock high, as
+        Amaranth's simulator writes them. A run counts its cycles from 0, as in the
         checker's reports; a second run in the block follows the first in the file."""
         error = self.lib.tma_wave_open(self.handle, os.fsencode(path), first, (1 << 62) if last is None else last)
         if error:

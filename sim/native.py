@@ -8,9 +8,9 @@ words)`` for payloads, ``SETTLE()`` (evaluate with the clock low), ``RISE()`` (a
 edge that leaves the outputs settled, the clock low again for the next one), and the two
 halves of one cycle of the batched loop: ``EVALUATE()`` (the outputs of the cycle from the
 inputs just set) and ``EDGE()`` (the clock edge that ends it); and ``SAMPLE(cycle)``, where
-a backend that records waveforms samples the cycle's values (after ``EVALUATE()``). A backend may evaluate the
-edge's next state in ``EVALUATE()`` already: CXXRTL does, so a cycle costs it one pass
-over the design instead of two.
+a backend that records waveforms samples the cycle's values (after ``EVALUATE()``). A
+backend may evaluate the edge's next state in ``EVALUATE()`` already: CXXRTL does, so a
+cycle costs it one pass over the design instead of two.
 """
 
 import ctypes

@@ -13,12 +13,13 @@ from tma_unit.model.unit import fields_from_request
 from tma_unit.rtl.layouts import CompletionLayout, beat_layout
 from tma_unit.sim.cosim import LockstepChecker, MISMATCH_VCD_ENV, MISMATCH_WINDOW, Mismatch, Scenario, beat_decoder
 
+from tma_unit.sim.cxxrtl import PERIOD_NS as PERIOD
+
 from waveforms import Waveform
 
 #: fp16 rows of 64 elements: 128 bytes, eight 16-byte chunks, one 128B swizzle line each
 TILE = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000000, (256, 64), (512,), (64, 4), (1, 1),
                  swizzle=Swizzle.B128)
-PERIOD = 10         # ns a cycle, in the compiled backend's waveforms
 PORTS = ("beats__valid", "beats__ready", "beats__payload", "completions__valid", "completions__ready",
          "completions__payload")
 
@@ -44,12 +45,14 @@ def test_cxxrtl_waveform_holds_the_beats_and_completions_the_model_expects(tmp_p
     wave = Waveform(path, [f"bench top {port}" for port in PORTS] + ["bench top clk"])
     decode = beat_decoder(beat_layout(config))
     checker = LockstepChecker(scenario)
+    beats = set(wave.handshakes("bench top beats", range(result.cycles), PERIOD))
+    completions = set(wave.handshakes("bench top completions", range(result.cycles), PERIOD))
     for cycle in range(result.cycles):
         time = cycle * PERIOD
         assert (wave.at("bench top clk", time), wave.at("bench top clk", time + PERIOD // 2)) == (1, 0)
-        if wave.at("bench top beats__valid", time) and wave.at("bench top beats__ready", time):
+        if cycle in beats:
             checker.on_beat(cycle, decode(wave.at("bench top beats__payload", time)))
-        if wave.at("bench top completions__valid", time) and wave.at("bench top completions__ready", time):
+        if cycle in completions:
             done = CompletionLayout.from_bits(wave.at("bench top completions__payload", time))
             checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
     read_back = checker.finish(result.cycles)
@@ -75,9 +78,8 @@ def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
     assert wave.times == sorted(set(wave.times))
     assert wave.times[-1] == (first.cycles + second.cycles - 1) * PERIOD + PERIOD // 2
     # the second run's beats, where it is in the file
-    taken = [c for c in range(second.cycles) if wave.at("bench top beats__valid", (first.cycles + c) * PERIOD)
-             and wave.at("bench top beats__ready", (first.cycles + c) * PERIOD)]
-    assert taken == second.beat_cycles
+    taken = wave.handshakes("bench top beats", range(first.cycles, first.cycles + second.cycles), PERIOD)
+    assert [c - first.cycles for c in taken] == second.beat_cycles
 
 
 def without_swizzle(monkeypatch):
@@ -137,7 +139,7 @@ def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycle
         wave = Waveform(path, [f"bench top {port}" for port in PORTS])
         assert (wave.times[0], wave.times[-1]) == (first * PERIOD, cycle * PERIOD + PERIOD // 2)
         time = cycle * PERIOD
-        assert wave.at("bench top beats__valid", time) and wave.at("bench top beats__ready", time)
+        assert wave.handshakes("bench top beats", [cycle], PERIOD) == [cycle]
         beat = beat_decoder(beat_layout(config))(wave.at("bench top beats__payload", time))
         assert beat.lanes[0].smem_address == DENSE
     else:

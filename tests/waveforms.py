@@ -8,7 +8,8 @@ from vcd.reader import TokenKind, tokenize
 
 class Waveform:
     """The changes of some variables of a VCD file, each named by its scopes and reference
-    joined with spaces (``"top beats__valid"``); ``times``: every timestamp in the file."""
+    joined with spaces (``"bench top beats__valid"``); ``times``: every timestamp in the
+    file."""
 
     def __init__(self, path, names):
         self.changes = {name: ([], []) for name in names}
@@ -44,3 +45,9 @@ class Waveform:
         index = bisect.bisect_right(stamps, time) - 1
         assert index >= 0, f"{name} has no value yet at {time}"
         return values[index]
+
+    def handshakes(self, stream: str, cycles, period: int) -> list:
+        """Of ``cycles`` (cycle ``c`` at ``c * period``), those in which the stream named
+        ``stream`` (``"bench top beats"``: its ``__valid`` and ``__ready``) transfers."""
+        return [c for c in cycles
+                if self.at(f"{stream}__valid", c * period) and self.at(f"{stream}__ready", c * period)]
