@@ -21,7 +21,6 @@ cycle evaluates only those with work (:mod:`.gating`).
 
 import ctypes
 import json
-from contextlib import contextmanager
 import os
 import subprocess
 import sys
@@ -31,13 +30,14 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from ..rtl.unit import TmaUnit
-from .cosim import RunResult, Scenario, waveform_on_mismatch
+from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
+from .native import (NativeUnit, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
+                     run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
-           "PASSES", "compile_library", "PERIOD_NS"]
+           "PASSES", "compile_library"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: No ``splitcells`` (it split each multi-bit cell read in pieces into one cell per
@@ -96,15 +96,10 @@ template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(w
 #define SAMPLE(cycle) do { if (h->wave) h->wave->sample(cycle); } while (0)
 """
 
-#: Nanoseconds a cycle in the waveforms: Amaranth's simulator's clock in this project
-#: (100 MHz), so both backends' files share a time base.
-PERIOD_NS = 10
-
 #: The waveform recorder: CXXRTL's VCD writer over every partition's debug items, sampled
 #: by the run loop after each cycle's evaluation (the values of the cycle, as they stand
-#: after the edge that began it). Cycle ``c`` of a batched run is at ``c * PERIOD`` ns,
-#: its clock high then and low half a period later.
-_WAVEFORM = f"#define PERIOD {PERIOD_NS}\n" + r"""
+#: after the edge that began it), at the times :data:`.native.WINDOW` gives.
+_WAVEFORM = WINDOW + r"""
 #include <cerrno>
 #include <cstdio>
 #include <cxxrtl/cxxrtl_vcd.h>
@@ -114,21 +109,17 @@ struct Wave {
     vcd_writer vcd;
     value<1> clock;
     FILE *file;
-    long long first, last;      // the cycles of a run recorded
-    long long previous = -1;    // the cycle last sampled
-    long long offset = 0;       // the cycles of the runs recorded before this one
+    Window window;
 
+    Wave(FILE *file, long long first, long long last) : file(file), window(first, last) {}
     void flush() {
         std::fwrite(vcd.buffer.data(), 1, vcd.buffer.size(), file);
         vcd.buffer.clear();
     }
     void sample(long long cycle) {
-        if (cycle <= previous)      // a new run, which follows the last in the file
-            offset += previous + 1;
-        previous = cycle;
-        if (cycle < first || cycle > last)
+        long long time;
+        if (!window.place(cycle, time))
             return;
-        long long time = (offset + cycle) * PERIOD;
         clock = value<1>{1u};
         vcd.sample(time);
         clock = value<1>{0u};
@@ -158,10 +149,7 @@ int tma_wave_open(void *p, const char *path, long long first, long long last) {
     if (file == nullptr)
         return errno;
     tma_wave_close(p);
-    Wave *wave = new Wave;
-    wave->file = file;
-    wave->first = first;
-    wave->last = last;
+    Wave *wave = new Wave(file, first, last);
     debug_info(h, wave->items);
     wave->vcd.timescale(1, "ns");
     // the partitions' clock inputs stand high from an evaluation to its edge: the
@@ -251,7 +239,9 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
 
 
 class CxxrtlUnit(NativeUnit):
-    """One unit simulated by CXXRTL."""
+    """One unit simulated by CXXRTL. Its waveforms (:meth:`.native.NativeUnit.waveform`)
+    hold every named wire of the design, under its place in it as Amaranth's simulator
+    names it (``bench top``, ``bench top walker``, ...)."""
 
     def __init__(self, config: UnitConfig, optimize: str | None = None, gated=GATED):
         super().__init__(config, build_library(config, optimize, gated))
@@ -259,25 +249,7 @@ class CxxrtlUnit(NativeUnit):
         self.lib.tma_partitions.restype = ctypes.c_char_p
         self.lib.tma_active.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self.lib.tma_active.restype = ctypes.c_longlong
-        self.lib.tma_wave_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_longlong, ctypes.c_longlong]
-        self.lib.tma_wave_close.argtypes = [ctypes.c_void_p]
         self.partitions = self.lib.tma_partitions().decode().split(",")
-
-    @contextmanager
-    def waveform(self, path, first: int = 0, last: int | None = None):
-        """Records cycles ``first`` to ``last`` (default: to the end) of each batched run
-        made inside the block into the VCD file ``path``: every named wire of the design,
-        under its place in it as Amaranth's simulator names it (``bench top``, ``bench top
-        walker``, ...), cycle ``c`` at ``c *`` :data:`PERIOD_NS` ns with the clock high, as
-        Amaranth's simulator writes them. A run counts its cycles from 0, as in the
-        checker's reports; a second run in the block follows the first in the file."""
-        error = self.lib.tma_wave_open(self.handle, os.fsencode(path), first, (1 << 62) if last is None else last)
-        if error:
-            raise OSError(error, os.strerror(error), str(path))
-        try:
-            yield
-        finally:
-            self.lib.tma_wave_close(self.handle)
 
     def activity(self) -> dict:
         """For each partition (:data:`GATED` and the core), the rising edges of batched runs
@@ -293,16 +265,6 @@ def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str
     difference to this path, from a replay of the scenario on a unit fresh from reset
     (default: into the folder ``$TMA_UNIT_MISMATCH_VCD`` if set; :func:`.cosim.waveform_on_mismatch`)."""
     unit = unit or CxxrtlUnit(scenario.config, optimize)
-
-    def run():
-        if vcd is None:
-            return run_native(scenario, unit)
-        with unit.waveform(vcd):
-            return run_native(scenario, unit)
-
-    def replay(path, first, last):
-        fresh = CxxrtlUnit(unit.config, unit.optimize, unit.gated)     # the same library, cached
-        with fresh.waveform(path, first, last):
-            run_native(scenario, fresh)
-
-    return waveform_on_mismatch(run, replay, mismatch_vcd, "cxxrtl")
+    # the replay's unit: the same library, cached
+    return run_recorded(scenario, unit, lambda: CxxrtlUnit(unit.config, unit.optimize, unit.gated), "cxxrtl",
+                        vcd, mismatch_vcd)

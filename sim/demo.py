@@ -130,10 +130,15 @@ def run_demo(config: UnitConfig, backend: str = "pysim", vcd: str | None = None,
     """Run each case (``copies`` requests back to back) in lockstep; rows for the table.
     Cycles count from the first request offered to the last completion."""
     from .cosim import Mismatch
-    unit = None
-    if backend != "pysim":
-        from .cxxrtl import CxxrtlUnit, run_cxxrtl
-        unit = CxxrtlUnit(config)           # one library for every case
+    unit = None                             # a compiled backend: one library for every case
+    if backend == "cxxrtl":
+        from .cxxrtl import CxxrtlUnit, run_cxxrtl as run_compiled
+        unit = CxxrtlUnit(config)
+    elif backend == "verilator":
+        from .verilator import VerilatorUnit, run_verilator as run_compiled
+        unit = VerilatorUnit(config, trace=bool(vcd))
+    elif backend != "pysim":
+        raise ValueError(f"demo backend must be pysim, cxxrtl or verilator, not {backend!r}")
     if vcd:
         Path(vcd).parent.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -145,7 +150,7 @@ def run_demo(config: UnitConfig, backend: str = "pysim", vcd: str | None = None,
                 from .pysim import run_pysim
                 result = run_pysim(scenario, vcd=waveform)
             else:
-                result = run_cxxrtl(scenario, unit, vcd=waveform)
+                result = run_compiled(scenario, unit, vcd=waveform)
             verdict = "match"
         except Mismatch as error:
             rows.append(DemoRow(name, 0, 0, 0, "MISMATCH: " + str(error).splitlines()[0]))

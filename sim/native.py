@@ -8,12 +8,14 @@ words)`` for payloads, ``SETTLE()`` (evaluate with the clock low), ``RISE()`` (a
 edge that leaves the outputs settled, the clock low again for the next one), and the two
 halves of one cycle of the batched loop: ``EVALUATE()`` (the outputs of the cycle from the
 inputs just set) and ``EDGE()`` (the clock edge that ends it); and ``SAMPLE(cycle)``, where
-a backend that records waveforms samples the cycle's values (after ``EVALUATE()``). A
-backend may evaluate the edge's next state in ``EVALUATE()`` already: CXXRTL does, so a
+a backend that records waveforms samples the cycle's values (after ``EVALUATE()``;
+:data:`WINDOW` places the samples in time, the same for every backend). A backend may
+evaluate the edge's next state in ``EVALUATE()`` already: CXXRTL does, so a
 cycle costs it one pass over the design instead of two.
 """
 
 import ctypes
+from contextlib import contextmanager
 import hashlib
 import os
 import platform
@@ -27,10 +29,37 @@ from ..model.config import UnitConfig
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
-from .cosim import BeatRecord, LockstepChecker, beat_decoder, RunResult, Scenario, ready_pattern, request_gaps
+from .cosim import (BeatRecord, LockstepChecker, beat_decoder, RunResult, Scenario, ready_pattern, request_gaps,
+                    waveform_on_mismatch)
 
-__all__ = ["NativeUnit", "run_native", "cache_dir", "payload_defines", "RUN_LOOP", "compiler", "COMPILERS",
-           "machine_id", "optimize_flags", "run_loop"]
+__all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
+           "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW"]
+
+#: Nanoseconds a cycle in the waveforms: Amaranth's simulator's clock in this project
+#: (100 MHz), so every backend's files share a time base.
+PERIOD_NS = 10
+
+#: Where a compiled backend's recorder puts a cycle of a batched run in its waveform:
+#: cycle ``c`` at ``c * PERIOD`` ns, the clock high then and low half a period later, only
+#: cycles ``first`` to ``last`` of each run recorded, and a run that starts again from
+#: cycle 0 following the last one in the file.
+WINDOW = f"#define PERIOD {PERIOD_NS}\n" + r"""
+struct Window {
+    long long first, last;      // the cycles of a run recorded
+    long long previous = -1;    // the cycle last sampled
+    long long offset = 0;       // the cycles of the runs recorded before this one
+
+    Window(long long first, long long last) : first(first), last(last) {}
+    // Whether `cycle` is recorded, and if so its time in the waveform.
+    bool place(long long cycle, long long &time) {
+        if (cycle <= previous)      // a new run, which follows the last in the file
+            offset += previous + 1;
+        previous = cycle;
+        time = (offset + cycle) * PERIOD;
+        return first <= cycle && cycle <= last;
+    }
+};
+"""
 
 RUN_LOOP = r"""
 extern "C" {
@@ -208,6 +237,11 @@ class NativeUnit:
             ctypes.POINTER(ctypes.c_longlong),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong)]
         self.lib.tma_run.restype = ctypes.c_longlong
+        self.records = hasattr(self.lib, "tma_wave_open")       # a recorder built in: waveform()
+        if self.records:
+            self.lib.tma_wave_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_longlong,
+                                               ctypes.c_longlong]
+            self.lib.tma_wave_close.argtypes = [ctypes.c_void_p]
         self.handle = self.lib.tma_new()
         self.beat_layout = beat_layout(config)
         self.beat_words = words(self.beat_layout.size)
@@ -220,6 +254,24 @@ class NativeUnit:
         if handle:
             self.lib.tma_free(handle)
             self.handle = None
+
+    @contextmanager
+    def waveform(self, path, first: int = 0, last: int | None = None):
+        """Records cycles ``first`` to ``last`` (default: to the end) of each batched run
+        made inside the block into the VCD file ``path`` (:data:`WINDOW`: cycle ``c`` at
+        ``c *`` :data:`PERIOD_NS` ns with the clock high, as Amaranth's simulator writes
+        them). A run counts its cycles from 0, as in the checker's reports; a second run
+        in the block follows the first in the file."""
+        if not self.records:
+            raise ValueError(f"this {type(self).__name__} was built without a waveform recorder (Verilator: "
+                             "VerilatorUnit(config, trace=True))")
+        error = self.lib.tma_wave_open(self.handle, os.fsencode(path), first, (1 << 62) if last is None else last)
+        if error:
+            raise OSError(error, os.strerror(error), str(path))
+        try:
+            yield
+        finally:
+            self.lib.tma_wave_close(self.handle)
 
     @property
     def cycle(self) -> int:
@@ -289,3 +341,24 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
             value = CompletionLayout.from_bits(int.from_bytes(completions[i].tobytes(), "little"))
             checker.on_completion(cycle, int(value.request_id), int(value.status), int(value.transaction_bytes))
     return checker.finish(cycles)
+
+
+def run_recorded(scenario: Scenario, unit: NativeUnit, fresh, backend: str, vcd: str | None = None,
+                 mismatch_vcd: str | None = None) -> RunResult:
+    """:func:`run_native`, recording the whole run to ``vcd`` if given, and on a difference
+    from the model the :data:`.cosim.MISMATCH_WINDOW` cycles up to it to ``mismatch_vcd``
+    (:func:`.cosim.waveform_on_mismatch`, which names the file ``mismatch-<backend>.vcd``
+    by default), replayed on ``fresh()``: a unit of the same build fresh from reset, with
+    a recorder."""
+    def run():
+        if vcd is None:
+            return run_native(scenario, unit)
+        with unit.waveform(vcd):
+            return run_native(scenario, unit)
+
+    def replay(path, first, last):
+        again = fresh()
+        with again.waveform(path, first, last):
+            run_native(scenario, again)
+
+    return waveform_on_mismatch(run, replay, mismatch_vcd, backend)

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import NativeUnit, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop, run_native
+from .native import (NativeUnit, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
+                     run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
 
@@ -28,12 +29,19 @@ _PORT_ACCESS = r"""
 #include "verilated.h"
 #include "Vtma_unit.h"
 
+struct Wave;
 namespace {
 struct Harness {
     VerilatedContext context;
     Vtma_unit *top;
     long long cycle = 0;
-    Harness() : top(new Vtma_unit(&context)) {}
+    Wave *wave = nullptr;
+    Harness() : top(nullptr) {
+        context.traceEverOn(TRACE);         // before the model is made
+        top = new Vtma_unit(&context);
+        context.timeunit(-9);               // the waveform's times are in ns (after the
+        context.timeprecision(-9);          // model, which sets the Verilog's own)
+    }
     ~Harness() { top->final(); delete top; }
 };
 template<std::size_t N> void put(VlWide<N> &w, const uint32_t *words) { for (std::size_t i = 0; i < N; i++) w[i] = words[i]; }
@@ -53,8 +61,80 @@ inline void take(IData v, uint32_t *words) { words[0] = v; }
 #define RISE() do { SET(clk, 1); h->top->eval(); SET(clk, 0); } while (0)
 #define EVALUATE() SETTLE()
 #define EDGE() RISE()
-#define SAMPLE(cycle)           // no waveforms: the Verilog is built without tracing
 """
+
+#: The waveform recorder of a library built with ``trace``: Verilator's VCD writer over
+#: the Verilog's signals, sampled by the run loop after each cycle's evaluation at the
+#: times :data:`.native.WINDOW` gives. The recorder raises the clock port for the sample
+#: at the cycle's time and lowers it again, without evaluating: the clock stands low
+#: while the run loop evaluates a cycle, and only the waveform shows the edge.
+_WAVEFORM = WINDOW + r"""
+#include <cerrno>
+#include "verilated_vcd_c.h"
+#include "Vtma_unit__Syms.h"
+#include "Vtma_unit___024root.h"
+
+struct Wave {
+    VerilatedVcdC vcd;
+    Window window;
+
+    Wave(long long first, long long last) : window(first, last) {}
+    void sample(Harness *h, long long cycle) {
+        long long time;
+        if (!window.place(cycle, time))
+            return;
+        // a dump records nothing unless the model evaluated since the last one (its
+        // activity flag): the clock's fall, with no evaluation, is flagged by hand
+        SET(clk, 1);
+        h->top->rootp->vlSymsp->__Vm_activity = true;
+        vcd.dump(uint64_t(time));
+        SET(clk, 0);
+        h->top->rootp->vlSymsp->__Vm_activity = true;
+        vcd.dump(uint64_t(time + PERIOD / 2));
+    }
+};
+
+extern "C" {
+
+void tma_wave_close(void *p) {
+    Harness *h = static_cast<Harness *>(p);
+    if (h->wave) {
+        h->wave->vcd.close();
+        delete h->wave;
+        h->wave = nullptr;
+    }
+}
+
+// Records cycles first..last of the batched runs to the VCD file `path`, until
+// tma_wave_close; returns 0, or the errno of opening the file.
+int tma_wave_open(void *p, const char *path, long long first, long long last) {
+    Harness *h = static_cast<Harness *>(p);
+    tma_wave_close(p);
+    Wave *wave = new Wave(first, last);
+    h->top->trace(&wave->vcd, 99);          // every level of the hierarchy
+    errno = 0;
+    wave->vcd.open(path);
+    if (!wave->vcd.isOpen()) {
+        int error = errno ? errno : EIO;
+        delete wave;
+        return error;
+    }
+    h->wave = wave;
+    return 0;
+}
+
+}
+
+#define SAMPLE(cycle) do { if (h->wave) h->wave->sample(h, cycle); } while (0)
+"""
+
+#: Verilator's configuration for a recorder: Amaranth's anonymous signals (``\\$1``, ...)
+#: left out of the waveform, as the CXXRTL recorder leaves them out: a VCD name may not
+#: begin with ``$``, and readers (pyvcd, for one) refuse the file.
+_TRACE_CONFIG = '`verilator_config\ntracing_off -scope "*.$*"\n'
+
+#: The run loop's sampling where the library has no recorder.
+_NO_WAVEFORM = "#define SAMPLE(cycle)\n"
 
 
 def verilator() -> str:
@@ -70,29 +150,36 @@ def lint(verilog_path: Path) -> subprocess.CompletedProcess:
                            "--top-module", "tma_unit", str(verilog_path)], capture_output=True, text=True)
 
 
-def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
+def build_library(config: UnitConfig, optimize: str | None = None, trace: bool = False) -> Path:
     """The Verilated unit for ``config``: built on first use, then taken from the cache.
-    ``optimize``: the C++ compiler's optimisation flags (:func:`.native.optimize_flags`)."""
+    ``optimize``: the C++ compiler's optimisation flags (:func:`.native.optimize_flags`).
+    ``trace``: with a waveform recorder (Verilator's ``--trace``; the library is another
+    one, slower to build and to run)."""
     from ..export import export_verilog
     verilog = export_verilog(config)
     loop = run_loop(lambda port: port.replace("__", "___05F"))    # Verilator escapes "__" as ___05F
-    wrapper = payload_defines(config) + _PORT_ACCESS + loop
+    wrapper = (payload_defines(config) + f"#define TRACE {int(trace)}\n" + _PORT_ACCESS
+               + (_WAVEFORM if trace else _NO_WAVEFORM) + loop)
     tool = verilator()
     cxx = compiler()
     version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
     flags, native = optimize_flags(optimize)
-    folder = cache_dir("verilator") / cache_key(verilog, wrapper, version, cxx, *flags, native)
+    folder = cache_dir("verilator") / cache_key(verilog, wrapper, _TRACE_CONFIG if trace else "", version, cxx, *flags,
+                                                native)
     library = folder / "unit.so"
     if library.exists():
         return library
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tma_unit.v").write_text(verilog)
     (folder / "harness.cpp").write_text(wrapper)
+    (folder / "trace.vlt").write_text(_TRACE_CONFIG)
     objects = folder / "obj"
     subprocess.run([tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
-                    "-O3", "--x-assign", "0", "--x-initial", "0"], cwd=folder, check=True, capture_output=True)
+                    "-O3", "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])],
+                   cwd=folder, check=True, capture_output=True)
     make_flags = " ".join(["-fPIC", "-w", *flags])
-    runtime = ["verilated.o", "verilated_threads.o"]        # verilated.mk's VK_GLOBAL_OBJS
+    # verilated.mk's VK_GLOBAL_OBJS, and the VCD writer for a recorder
+    runtime = ["verilated.o", "verilated_threads.o", *(["verilated_vcd_c.o"] if trace else [])]
     subprocess.run(["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
                     f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx, "Vtma_unit__ALL.a", *runtime],
                    cwd=folder, check=True, capture_output=True)
@@ -107,11 +194,21 @@ def build_library(config: UnitConfig, optimize: str | None = None) -> Path:
 
 
 class VerilatorUnit(NativeUnit):
-    """One unit simulated by Verilator from the exported Verilog."""
+    """One unit simulated by Verilator from the exported Verilog. With ``trace`` it records
+    waveforms (:meth:`.native.NativeUnit.waveform`): every signal of the Verilog, under
+    Verilator's scopes (``TOP tma_unit``, ``TOP tma_unit walker``, ...)."""
 
-    def __init__(self, config: UnitConfig, optimize: str | None = None):
-        super().__init__(config, build_library(config, optimize))
+    def __init__(self, config: UnitConfig, optimize: str | None = None, trace: bool = False):
+        super().__init__(config, build_library(config, optimize, trace))
+        self.optimize = optimize
 
 
-def run_verilator(scenario: Scenario, unit: VerilatorUnit | None = None) -> RunResult:
-    return run_native(scenario, unit or VerilatorUnit(scenario.config))
+def run_verilator(scenario: Scenario, unit: VerilatorUnit | None = None, optimize: str | None = None,
+                  vcd: str | None = None, mismatch_vcd: str | None = None) -> RunResult:
+    """Run ``scenario`` on the Verilated unit under the lockstep checker; ``vcd`` and
+    ``mismatch_vcd`` as for :func:`.cxxrtl.run_cxxrtl`. A waveform of the whole run needs
+    a unit built with ``trace`` (made so when no unit is given); the one of a difference
+    comes from a replay on a unit with a recorder, built on first use."""
+    unit = unit or VerilatorUnit(scenario.config, optimize, trace=vcd is not None)
+    return run_recorded(scenario, unit, lambda: VerilatorUnit(unit.config, unit.optimize, trace=True), "verilator",
+                        vcd, mismatch_vcd)

@@ -237,8 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     layout.set_defaults(run=cmd_layout)
     demo = sub.add_parser("demo", help="run the demo suite through the RTL in lockstep with the model")
     demo.add_argument("--lanes", type=int, default=1, help="16-byte chunks per cycle: 1, 2, 4 or 8")
-    demo.add_argument("--backend", choices=["pysim", "cxxrtl"], default="pysim",
-                      help="Amaranth's simulator, or the compiled CXXRTL backend (built on first use)")
+    demo.add_argument("--backend", choices=["pysim", "cxxrtl", "verilator"], default="pysim",
+                      help="Amaranth's simulator, the compiled CXXRTL backend, or Verilator on the exported "
+                           "Verilog (the compiled ones built on first use; Verilator needs `verilator` on PATH)")
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
     demo.add_argument("--vcd", help="write a waveform per case: PATH.vcd gives PATH-<case>.vcd")
     demo.set_defaults(run=cmd_demo)

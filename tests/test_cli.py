@@ -61,20 +61,22 @@ def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch, tmp_path):
     from tma_unit.sim.demo import DEMO_CASES
     assert out.count(" match") == len(DEMO_CASES)
     assert f"{len(DEMO_CASES)} passed, 0 failed" in out
-    # the compiled backend runs every case on one library, one after another: its table
-    # is the Python simulator's, which simulates each case on a fresh unit, cycle for cycle
-    monkeypatch.setenv("TMA_UNIT_CXX_OPT", "-O0")      # the library test_sim_cosim builds
-    waves = tmp_path / "waves"                          # made by the demo
-    assert main(["demo", "--copies", "1", "--backend", "cxxrtl", "--vcd", str(waves / "demo.vcd")]) == 0
-    compiled = capsys.readouterr().out
-    assert compiled.splitlines()[1:] == out.splitlines()[1:]
-    assert "(cxxrtl, lanes 1)" in compiled.splitlines()[0]
-    # a waveform per case, of that case's run: the beats its handshakes take, one a cycle
-    # at most, are the beats the table (checked against the model) counts
-    from waveforms import Waveform
-    from tma_unit.sim.cxxrtl import PERIOD_NS
-    rows = {words[0]: words for words in map(str.split, compiled.splitlines()) if words and words[0] in DEMO_CASES}
-    for name in DEMO_CASES:
-        wave = Waveform(waves / f"demo-{name}.vcd", ["bench top beats__valid", "bench top beats__ready"])
-        taken = wave.handshakes("bench top beats", range(int(rows[name][3])), PERIOD_NS)
-        assert len(taken) == int(rows[name][2]), name
+    # a compiled backend runs every case on one library, one after another: its table is
+    # the Python simulator's, which simulates each case on a fresh unit, cycle for cycle
+    monkeypatch.setenv("TMA_UNIT_CXX_OPT", "-O0")      # the libraries test_sim_waveform builds
+    from waveforms import TOP, Waveform
+    from tma_unit.sim.native import PERIOD_NS
+    for backend in ("cxxrtl", "verilator"):
+        top = TOP[backend]
+        waves = tmp_path / backend                      # made by the demo
+        assert main(["demo", "--copies", "1", "--backend", backend, "--vcd", str(waves / "demo.vcd")]) == 0
+        compiled = capsys.readouterr().out
+        assert compiled.splitlines()[1:] == out.splitlines()[1:]
+        assert f"({backend}, lanes 1)" in compiled.splitlines()[0]
+        # a waveform per case, of that case's run: the beats its handshakes take, one a
+        # cycle at most, are the beats the table (checked against the model) counts
+        rows = {words[0]: words for words in map(str.split, compiled.splitlines()) if words and words[0] in DEMO_CASES}
+        for name in DEMO_CASES:
+            wave = Waveform(waves / f"demo-{name}.vcd", [f"{top} beats__valid", f"{top} beats__ready"])
+            taken = wave.handshakes(f"{top} beats", range(int(rows[name][3])), PERIOD_NS)
+            assert len(taken) == int(rows[name][2]), (backend, name)

@@ -1,7 +1,8 @@
-"""Waveforms of co-simulation runs (issue 5, item 6): the compiled backend's recording of a
-whole run holds, cycle by cycle, the beats and completions the golden model expects; and
-an RTL bug (the swizzle left out, by patching the datapath) stops a run with a report that
-names the beat, the cycle and the field, and a waveform of the cycles before it."""
+"""Waveforms of co-simulation runs (issue 5, item 6): a compiled backend's recording of a
+whole run (CXXRTL's, and Verilator's of the exported Verilog) holds, cycle by cycle, the
+beats and completions the golden model expects; and an RTL bug (the swizzle left out, by
+patching the datapath) stops a run on every backend with a report that names the beat,
+the cycle and the field, and a waveform of the cycles before it."""
 
 import dataclasses
 
@@ -13,9 +14,9 @@ from tma_unit.model.unit import fields_from_request
 from tma_unit.rtl.layouts import CompletionLayout, beat_layout
 from tma_unit.sim.cosim import LockstepChecker, MISMATCH_VCD_ENV, MISMATCH_WINDOW, Mismatch, Scenario, beat_decoder
 
-from tma_unit.sim.cxxrtl import PERIOD_NS as PERIOD
+from tma_unit.sim.native import PERIOD_NS as PERIOD
 
-from waveforms import Waveform
+from waveforms import TOP, Waveform
 
 #: fp16 rows of 64 elements: 128 bytes, eight 16-byte chunks, one 128B swizzle line each
 TILE = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000000, (256, 64), (512,), (64, 4), (1, 1),
@@ -30,30 +31,41 @@ def tile_scenario(config, corners, **backpressure):
     return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests, **backpressure)
 
 
-def test_cxxrtl_waveform_holds_the_beats_and_completions_the_model_expects(tmp_path):
+def recording(backend, config):
+    """A unit of a compiled backend with a waveform recorder, and the backend's checked run."""
+    if backend == "cxxrtl":
+        from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+        return CxxrtlUnit(config, "-O0"), run_cxxrtl
+    from tma_unit.sim.verilator import VerilatorUnit, run_verilator
+    return VerilatorUnit(config, "-O0", trace=True), run_verilator
+
+
+@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp_path):
     """Beats and completions read back from the waveform alone, at each cycle's time, go
     through a fresh lockstep checker, and arrive at the cycles the run took them: a
     waveform sampled a cycle early or late, or with a port missing, fails one or the other."""
-    from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
     config = UnitConfig(lanes=1, slots=8)          # the library test_sim_cosim builds
     # the second box is partly out of bounds (dimensions 0 and 1); beats wait on a ready
     # pattern and requests on gaps, so the handshakes and payloads change out of step
     scenario = tile_scenario(config, [(0, 0), (224, 62)], seed=5, ready_probability=0.6, max_gap=3)
     path = tmp_path / "run.vcd"
-    result = run_cxxrtl(scenario, CxxrtlUnit(config, "-O0"), vcd=str(path))
+    unit, run = recording(backend, config)
+    result = run(scenario, unit, vcd=str(path))
 
-    wave = Waveform(path, [f"bench top {port}" for port in PORTS] + ["bench top clk"])
+    top = TOP[backend]
+    wave = Waveform(path, [f"{top} {port}" for port in PORTS] + [f"{top} clk"])
     decode = beat_decoder(beat_layout(config))
     checker = LockstepChecker(scenario)
-    beats = set(wave.handshakes("bench top beats", range(result.cycles), PERIOD))
-    completions = set(wave.handshakes("bench top completions", range(result.cycles), PERIOD))
+    beats = set(wave.handshakes(f"{top} beats", range(result.cycles), PERIOD))
+    completions = set(wave.handshakes(f"{top} completions", range(result.cycles), PERIOD))
     for cycle in range(result.cycles):
         time = cycle * PERIOD
-        assert (wave.at("bench top clk", time), wave.at("bench top clk", time + PERIOD // 2)) == (1, 0)
+        assert (wave.at(f"{top} clk", time), wave.at(f"{top} clk", time + PERIOD // 2)) == (1, 0)
         if cycle in beats:
-            checker.on_beat(cycle, decode(wave.at("bench top beats__payload", time)))
+            checker.on_beat(cycle, decode(wave.at(f"{top} beats__payload", time)))
         if cycle in completions:
-            done = CompletionLayout.from_bits(wave.at("bench top completions__payload", time))
+            done = CompletionLayout.from_bits(wave.at(f"{top} completions__payload", time))
             checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
     read_back = checker.finish(result.cycles)
     box_bytes = 64 * 4 * 2          # out-of-bounds elements included; 16-byte chunks, one a beat
@@ -63,6 +75,14 @@ def test_cxxrtl_waveform_holds_the_beats_and_completions_the_model_expects(tmp_p
     # (the completion queue's head) shows the next cycle's handshake a cycle early
     assert (read_back.beat_cycles, read_back.completion_cycles) == (result.beat_cycles, result.completion_cycles)
     assert wave.times[-1] == (result.cycles - 1) * PERIOD + PERIOD // 2
+
+
+def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
+    from tma_unit.sim.verilator import VerilatorUnit, run_verilator
+    config = UnitConfig(lanes=1)            # the library test_export builds
+    with pytest.raises(ValueError, match=r"without a waveform recorder .*trace=True"):
+        run_verilator(tile_scenario(config, [(0, 0)]), VerilatorUnit(config), vcd=str(tmp_path / "run.vcd"))
+    assert not (tmp_path / "run.vcd").exists()
 
 
 def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
@@ -107,7 +127,7 @@ def bug_scenario(config):
     return Scenario(config, {0: encode_descriptor(plain), 1: encode_descriptor(TILE)}, 0b11, requests)
 
 
-@pytest.mark.parametrize("backend", ["pysim", "cxxrtl"])
+@pytest.mark.parametrize("backend", ["pysim", "cxxrtl", "verilator"])
 def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycles(backend, tmp_path, monkeypatch):
     without_swizzle(monkeypatch)
     config = UnitConfig(lanes=1, slots=8)
@@ -118,11 +138,11 @@ def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycle
         with pytest.raises(Mismatch) as caught:
             run_pysim(scenario, mismatch_vcd=str(path))
     else:
-        from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
+        unit, run = recording(backend, config)
         monkeypatch.setenv(MISMATCH_VCD_ENV, str(tmp_path / "waves"))       # no file given: the folder's
-        path = tmp_path / "waves" / "mismatch-cxxrtl.vcd"
+        path = tmp_path / "waves" / f"mismatch-{backend}.vcd"
         with pytest.raises(Mismatch) as caught:
-            run_cxxrtl(scenario, CxxrtlUnit(config, "-O0"))
+            run(scenario, unit)
     report, cycle = str(caught.value), caught.value.cycle
     assert f"RTL and model differ at cycle {cycle}: beat {FIRST_WRONG_BEAT} of request {PLAIN_COPIES}" in report
     assert f"lane 0 smem_address: expected {SWIZZLED}, got {DENSE}" in report
@@ -133,16 +153,17 @@ def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycle
     assert f"waveform of cycles {first} to {cycle}: {path}" in report
     assert "did not differ at the same cycle" not in report
 
-    if backend == "cxxrtl":
+    top = TOP[backend]
+    if backend == "pysim":
+        # Amaranth's simulator records from the start; the run stops at the difference
+        wave = Waveform(path, [f"{top} beats__payload"])
+        assert wave.times[0] == 0 and len(wave.times) > 2 * cycle
+    else:
         # the window: from MISMATCH_WINDOW cycles before the difference to it, and the
         # wrong beat on the ports at the difference's cycle
-        wave = Waveform(path, [f"bench top {port}" for port in PORTS])
+        wave = Waveform(path, [f"{top} {port}" for port in PORTS])
         assert (wave.times[0], wave.times[-1]) == (first * PERIOD, cycle * PERIOD + PERIOD // 2)
         time = cycle * PERIOD
-        assert wave.handshakes("bench top beats", [cycle], PERIOD) == [cycle]
-        beat = beat_decoder(beat_layout(config))(wave.at("bench top beats__payload", time))
+        assert wave.handshakes(f"{top} beats", [cycle], PERIOD) == [cycle]
+        beat = beat_decoder(beat_layout(config))(wave.at(f"{top} beats__payload", time))
         assert beat.lanes[0].smem_address == DENSE
-    else:
-        # Amaranth's simulator records from the start; the run stops at the difference
-        wave = Waveform(path, ["bench top beats__payload"])
-        assert wave.times[0] == 0 and len(wave.times) > 2 * cycle

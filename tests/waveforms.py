@@ -5,6 +5,10 @@ import bisect
 
 from vcd.reader import TokenKind, tokenize
 
+#: Where each backend's waveform has the unit's ports: under Amaranth's simulator's names
+#: (the CXXRTL recorder follows them), and under Verilator's scopes over the exported Verilog.
+TOP = {"pysim": "bench top", "cxxrtl": "bench top", "verilator": "TOP tma_unit"}
+
 
 class Waveform:
     """The changes of some variables of a VCD file, each named by its scopes and reference
