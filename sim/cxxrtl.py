@@ -33,7 +33,7 @@ from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import (NativeUnit, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
                      run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
@@ -93,7 +93,6 @@ template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(w
 // loop). Partitions with nothing to do are skipped (sim/gating.py).
 #define EVALUATE() evaluate(h)
 #define EDGE() edge(h)
-#define SAMPLE(cycle) do { if (h->wave) h->wave->sample(cycle); } while (0)
 """
 
 #: The waveform recorder: CXXRTL's VCD writer over every partition's debug items, sampled
@@ -108,15 +107,37 @@ struct Wave {
     debug_items items;
     vcd_writer vcd;
     value<1> clock;
-    FILE *file;
+    FILE *file = nullptr;
     Window window;
 
-    Wave(FILE *file, long long first, long long last) : file(file), window(first, last) {}
+    Wave(long long first, long long last) : window(first, last) {}
+    ~Wave() {
+        if (file) {
+            flush();
+            std::fclose(file);
+        }
+    }
+    int open(Harness *h, const char *path) {
+        file = std::fopen(path, "w");
+        if (file == nullptr)
+            return errno;
+        debug_info(h, items);
+        vcd.timescale(1, "ns");
+        // the partitions' clock inputs stand high from an evaluation to its edge: the
+        // waveform's clock is the recorder's own. Anonymous signals (Amaranth names them
+        // `$signal`, `$like`) are left out: a VCD name may not begin with `$`
+        vcd.add(items, [](const std::string &name, const debug_item &) {
+            bool clock = name.size() >= 4 && name.compare(name.size() - 4, 4, " clk") == 0;
+            return !clock && name.find(" $") == std::string::npos;
+        });
+        vcd.add("bench top clk", debug_item(clock));
+        return 0;
+    }
     void flush() {
         std::fwrite(vcd.buffer.data(), 1, vcd.buffer.size(), file);
         vcd.buffer.clear();
     }
-    void sample(long long cycle) {
+    void sample(Harness *, long long cycle) {
         long long time;
         if (!window.place(cycle, time))
             return;
@@ -128,44 +149,7 @@ struct Wave {
             flush();
     }
 };
-
-extern "C" {
-
-void tma_wave_close(void *p) {
-    Harness *h = static_cast<Harness *>(p);
-    if (h->wave) {
-        h->wave->flush();
-        std::fclose(h->wave->file);
-        delete h->wave;
-        h->wave = nullptr;
-    }
-}
-
-// Records cycles first..last of the batched runs to the VCD file `path`, until
-// tma_wave_close; returns 0, or the errno of opening the file.
-int tma_wave_open(void *p, const char *path, long long first, long long last) {
-    Harness *h = static_cast<Harness *>(p);
-    FILE *file = std::fopen(path, "w");
-    if (file == nullptr)
-        return errno;
-    tma_wave_close(p);
-    Wave *wave = new Wave(file, first, last);
-    debug_info(h, wave->items);
-    wave->vcd.timescale(1, "ns");
-    // the partitions' clock inputs stand high from an evaluation to its edge: the
-    // waveform's clock is the recorder's own. Anonymous signals (Amaranth names them
-    // `$signal`, `$like`) are left out: a VCD name may not begin with `$`
-    wave->vcd.add(wave->items, [](const std::string &name, const debug_item &) {
-        bool clock = name.size() >= 4 && name.compare(name.size() - 4, 4, " clk") == 0;
-        return !clock && name.find(" $") == std::string::npos;
-    });
-    wave->vcd.add("bench top clk", debug_item(wave->clock));
-    h->wave = wave;
-    return 0;
-}
-
-}
-"""
+""" + WAVE_ABI
 
 
 def write_cxxrtl(design, gated=()) -> str:

@@ -33,7 +33,7 @@ from .cosim import (BeatRecord, LockstepChecker, beat_decoder, RunResult, Scenar
                     waveform_on_mismatch)
 
 __all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
-           "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW"]
+           "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW", "WAVE_ABI"]
 
 #: Nanoseconds a cycle in the waveforms: Amaranth's simulator's clock in this project
 #: (100 MHz), so every backend's files share a time base.
@@ -59,6 +59,39 @@ struct Window {
         return first <= cycle && cycle <= last;
     }
 };
+"""
+
+#: The C ABI of a backend's recorder (:meth:`NativeUnit.waveform`) and the run loop's
+#: ``SAMPLE``, over the backend's ``struct Wave``: made with the cycles to record
+#: (``Wave(first, last)``), ``int open(Harness *, const char *path)`` (0, or the errno of
+#: opening the file), ``void sample(Harness *, long long cycle)``, and a destructor that
+#: finishes the file.
+WAVE_ABI = r"""
+extern "C" {
+
+void tma_wave_close(void *p) {
+    Harness *h = static_cast<Harness *>(p);
+    delete h->wave;
+    h->wave = nullptr;
+}
+
+// Records cycles first..last of the batched runs to the VCD file `path`, until
+// tma_wave_close; returns 0, or the errno of opening the file.
+int tma_wave_open(void *p, const char *path, long long first, long long last) {
+    Harness *h = static_cast<Harness *>(p);
+    tma_wave_close(p);
+    Wave *wave = new Wave(first, last);
+    if (int error = wave->open(h, path)) {
+        delete wave;
+        return error;
+    }
+    h->wave = wave;
+    return 0;
+}
+
+}
+
+#define SAMPLE(cycle) do { if (h->wave) h->wave->sample(h, cycle); } while (0)
 """
 
 RUN_LOOP = r"""

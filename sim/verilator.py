@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import (NativeUnit, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
                      run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
@@ -79,6 +79,13 @@ struct Wave {
     Window window;
 
     Wave(long long first, long long last) : window(first, last) {}
+    ~Wave() { vcd.close(); }
+    int open(Harness *h, const char *path) {
+        h->top->trace(&vcd, 99);            // every level of the hierarchy
+        errno = 0;
+        vcd.open(path);
+        return vcd.isOpen() ? 0 : errno ? errno : EIO;
+    }
     void sample(Harness *h, long long cycle) {
         long long time;
         if (!window.place(cycle, time))
@@ -93,40 +100,7 @@ struct Wave {
         vcd.dump(uint64_t(time + PERIOD / 2));
     }
 };
-
-extern "C" {
-
-void tma_wave_close(void *p) {
-    Harness *h = static_cast<Harness *>(p);
-    if (h->wave) {
-        h->wave->vcd.close();
-        delete h->wave;
-        h->wave = nullptr;
-    }
-}
-
-// Records cycles first..last of the batched runs to the VCD file `path`, until
-// tma_wave_close; returns 0, or the errno of opening the file.
-int tma_wave_open(void *p, const char *path, long long first, long long last) {
-    Harness *h = static_cast<Harness *>(p);
-    tma_wave_close(p);
-    Wave *wave = new Wave(first, last);
-    h->top->trace(&wave->vcd, 99);          // every level of the hierarchy
-    errno = 0;
-    wave->vcd.open(path);
-    if (!wave->vcd.isOpen()) {
-        int error = errno ? errno : EIO;
-        delete wave;
-        return error;
-    }
-    h->wave = wave;
-    return 0;
-}
-
-}
-
-#define SAMPLE(cycle) do { if (h->wave) h->wave->sample(h, cycle); } while (0)
-"""
+""" + WAVE_ABI
 
 #: Verilator's configuration for a recorder: Amaranth's anonymous signals (``\\$1``, ...)
 #: left out of the waveform, as the CXXRTL recorder leaves them out: a VCD name may not

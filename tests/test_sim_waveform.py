@@ -77,6 +77,19 @@ def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp
     assert wave.times[-1] == (result.cycles - 1) * PERIOD + PERIOD // 2
 
 
+@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(backend, tmp_path):
+    config = UnitConfig(lanes=1, slots=8)
+    unit, run = recording(backend, config)
+    with pytest.raises(FileNotFoundError, match="no-such-folder"):
+        run(tile_scenario(config, [(0, 0)]), unit, vcd=str(tmp_path / "no-such-folder" / "run.vcd"))
+    path = tmp_path / "run.vcd"
+    result = run(tile_scenario(config, [(0, 4)]), unit, vcd=str(path))
+    assert result.beats == 64 * 4 * 2 // 16
+    wave = Waveform(path, [f"{TOP[backend]} beats__valid", f"{TOP[backend]} beats__ready"])
+    assert wave.handshakes(f"{TOP[backend]} beats", range(result.cycles), PERIOD) == result.beat_cycles
+
+
 def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
     from tma_unit.sim.verilator import VerilatorUnit, run_verilator
     config = UnitConfig(lanes=1)            # the library test_export builds
