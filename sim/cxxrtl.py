@@ -33,8 +33,8 @@ from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
-                     run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines,
+                     run_loop, run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
            "PASSES", "compile_library"]
@@ -227,6 +227,8 @@ class CxxrtlUnit(NativeUnit):
     hold every named wire of the design, under its place in it as Amaranth's simulator
     names it (``bench top``, ``bench top walker``, ...)."""
 
+    BACKEND = "cxxrtl"
+
     def __init__(self, config: UnitConfig, optimize: str | None = None, gated=GATED):
         super().__init__(config, build_library(config, optimize, gated))
         self.optimize, self.gated = optimize, gated
@@ -234,6 +236,9 @@ class CxxrtlUnit(NativeUnit):
         self.lib.tma_active.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self.lib.tma_active.restype = ctypes.c_longlong
         self.partitions = self.lib.tma_partitions().decode().split(",")
+
+    def recorder(self) -> "CxxrtlUnit":
+        return CxxrtlUnit(self.config, self.optimize, self.gated)      # the same library, cached
 
     def activity(self) -> dict:
         """For each partition (:data:`GATED` and the core), the rising edges of batched runs
@@ -248,7 +253,4 @@ def run_cxxrtl(scenario: Scenario, unit: CxxrtlUnit | None = None, optimize: str
     model differ, write a waveform of the :data:`.cosim.MISMATCH_WINDOW` cycles up to the
     difference to this path, from a replay of the scenario on a unit fresh from reset
     (default: into the folder ``$TMA_UNIT_MISMATCH_VCD`` if set; :func:`.cosim.waveform_on_mismatch`)."""
-    unit = unit or CxxrtlUnit(scenario.config, optimize)
-    # the replay's unit: the same library, cached
-    return run_recorded(scenario, unit, lambda: CxxrtlUnit(unit.config, unit.optimize, unit.gated), "cxxrtl",
-                        vcd, mismatch_vcd)
+    return run_recorded(scenario, unit or CxxrtlUnit(scenario.config, optimize), vcd, mismatch_vcd)

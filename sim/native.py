@@ -252,6 +252,14 @@ def cache_key(*parts: str) -> str:
 class NativeUnit:
     """One simulated unit in a compiled library with the C ABI above."""
 
+    #: The backend's name in reports and files (``mismatch-<BACKEND>.vcd``).
+    BACKEND = "native"
+
+    def recorder(self) -> "NativeUnit":
+        """A unit of the same build, fresh from reset, with a waveform recorder: where a
+        difference from the model is replayed (:func:`run_recorded`)."""
+        raise NotImplementedError
+
     def __init__(self, config: UnitConfig, library: Path):
         self.config = config
         self.lib = ctypes.CDLL(str(library))
@@ -376,13 +384,12 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
     return checker.finish(cycles)
 
 
-def run_recorded(scenario: Scenario, unit: NativeUnit, fresh, backend: str, vcd: str | None = None,
+def run_recorded(scenario: Scenario, unit: NativeUnit, vcd: str | None = None,
                  mismatch_vcd: str | None = None) -> RunResult:
     """:func:`run_native`, recording the whole run to ``vcd`` if given, and on a difference
     from the model the :data:`.cosim.MISMATCH_WINDOW` cycles up to it to ``mismatch_vcd``
     (:func:`.cosim.waveform_on_mismatch`, which names the file ``mismatch-<backend>.vcd``
-    by default), replayed on ``fresh()``: a unit of the same build fresh from reset, with
-    a recorder."""
+    by default), replayed on the unit's :meth:`NativeUnit.recorder`."""
     def run():
         if vcd is None:
             return run_native(scenario, unit)
@@ -390,8 +397,8 @@ def run_recorded(scenario: Scenario, unit: NativeUnit, fresh, backend: str, vcd:
             return run_native(scenario, unit)
 
     def replay(path, first, last):
-        again = fresh()
+        again = unit.recorder()
         with again.waveform(path, first, last):
             run_native(scenario, again)
 
-    return waveform_on_mismatch(run, replay, mismatch_vcd, backend)
+    return waveform_on_mismatch(run, replay, mismatch_vcd, unit.BACKEND)

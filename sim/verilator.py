@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines, run_loop,
-                     run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines,
+                     run_loop, run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
 
@@ -146,7 +146,8 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "tma_unit.v").write_text(verilog)
     (folder / "harness.cpp").write_text(wrapper)
-    (folder / "trace.vlt").write_text(_TRACE_CONFIG)
+    if trace:
+        (folder / "trace.vlt").write_text(_TRACE_CONFIG)
     objects = folder / "obj"
     subprocess.run([tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
                     "-O3", "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])],
@@ -172,9 +173,14 @@ class VerilatorUnit(NativeUnit):
     waveforms (:meth:`.native.NativeUnit.waveform`): every signal of the Verilog, under
     Verilator's scopes (``TOP tma_unit``, ``TOP tma_unit walker``, ...)."""
 
+    BACKEND = "verilator"
+
     def __init__(self, config: UnitConfig, optimize: str | None = None, trace: bool = False):
         super().__init__(config, build_library(config, optimize, trace))
         self.optimize = optimize
+
+    def recorder(self) -> "VerilatorUnit":
+        return VerilatorUnit(self.config, self.optimize, trace=True)     # built on first use
 
 
 def run_verilator(scenario: Scenario, unit: VerilatorUnit | None = None, optimize: str | None = None,
@@ -183,6 +189,5 @@ def run_verilator(scenario: Scenario, unit: VerilatorUnit | None = None, optimiz
     ``mismatch_vcd`` as for :func:`.cxxrtl.run_cxxrtl`. A waveform of the whole run needs
     a unit built with ``trace`` (made so when no unit is given); the one of a difference
     comes from a replay on a unit with a recorder, built on first use."""
-    unit = unit or VerilatorUnit(scenario.config, optimize, trace=vcd is not None)
-    return run_recorded(scenario, unit, lambda: VerilatorUnit(unit.config, unit.optimize, trace=True), "verilator",
-                        vcd, mismatch_vcd)
+    return run_recorded(scenario, unit or VerilatorUnit(scenario.config, optimize, trace=vcd is not None), vcd,
+                        mismatch_vcd)
