@@ -65,7 +65,7 @@ struct Window {
 #: ``SAMPLE``, over the backend's ``struct Wave``: made with the cycles to record
 #: (``Wave(first, last)``), ``int open(Harness *, const char *path)`` (0, or the errno of
 #: opening the file), ``void sample(Harness *, long long cycle)``, and a destructor that
-#: finishes the file.
+#: finishes the file. ``tma_free`` closes a recorder left open (``CLOSE_WAVE``).
 WAVE_ABI = r"""
 extern "C" {
 
@@ -92,6 +92,8 @@ int tma_wave_open(void *p, const char *path, long long first, long long last) {
 }
 
 #define SAMPLE(cycle) do { if (h->wave) h->wave->sample(h, cycle); } while (0)
+// tma_free finishes and frees a recorder its caller left open
+#define CLOSE_WAVE(p) tma_wave_close(p)
 """
 
 RUN_LOOP = r"""
@@ -105,7 +107,10 @@ void *tma_new() {
     return h;
 }
 
-void tma_free(void *p) { delete static_cast<Harness *>(p); }
+void tma_free(void *p) {
+    CLOSE_WAVE(p);
+    delete static_cast<Harness *>(p);
+}
 
 long long tma_cycle(void *p) { return static_cast<Harness *>(p)->cycle; }
 

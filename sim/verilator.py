@@ -108,7 +108,7 @@ struct Wave {
 _TRACE_CONFIG = '`verilator_config\ntracing_off -scope "*.$*"\n'
 
 #: The run loop's sampling where the library has no recorder.
-_NO_WAVEFORM = "#define SAMPLE(cycle)\n"
+_NO_WAVEFORM = "#define SAMPLE(cycle)\n#define CLOSE_WAVE(p)\n"
 
 
 def verilator() -> str:

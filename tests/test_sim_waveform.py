@@ -5,6 +5,8 @@ patching the datapath) stops a run on every backend with a report that names the
 the cycle and the field, and a waveform of the cycles before it."""
 
 import dataclasses
+import gc
+import os
 
 import pytest
 
@@ -88,6 +90,24 @@ def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(back
     assert result.beats == 64 * 4 * 2 // 16
     wave = Waveform(path, [f"{TOP[backend]} beats__valid", f"{TOP[backend]} beats__ready"])
     assert wave.handshakes(f"{TOP[backend]} beats", range(result.cycles), PERIOD) == result.beat_cycles
+
+
+@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+def test_a_unit_freed_while_recording_finishes_its_waveform(backend, tmp_path):
+    """A C caller may free a unit (``tma_free``) with its recorder still open: the file is
+    finished, to the run's last cycle, not cut off where the writer's buffer last emptied."""
+    from tma_unit.sim.native import run_native
+    config = UnitConfig(lanes=1, slots=8)
+    unit, _ = recording(backend, config)
+    path = tmp_path / "left-open.vcd"
+    assert unit.lib.tma_wave_open(unit.handle, os.fsencode(path), 0, 1 << 62) == 0
+    result = run_native(tile_scenario(config, [(0, 0), (0, 4)]), unit)
+    del unit
+    gc.collect()
+    top = TOP[backend]
+    wave = Waveform(path, [f"{top} beats__valid", f"{top} beats__ready"])
+    assert wave.times[-1] == (result.cycles - 1) * PERIOD + PERIOD // 2
+    assert wave.handshakes(f"{top} beats", range(result.cycles), PERIOD) == result.beat_cycles
 
 
 def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
