@@ -207,7 +207,8 @@ class FrontEnd(wiring.Component):
                      Mux(kinds.im2col, r.d.pixels,
                      Mux(kinds.wide, r.d.pixels + w_halo, 128 + 4 * w_halo)))
         r = register(5, **request_of(r), other_rows=other_rows,
-                     extent_terms=[add_pairs(r.terms[i] + [r.d.strides[i].as_signed()], SPAN_WIDTH) for i in range(3)],
+                     extent_terms=[add_pairs(r.terms[i] + [Cat(r.d.strides[i], 0).as_signed()], SPAN_WIDTH)
+                                   for i in range(3)],
                      span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[5].product))
         r = register(6, **request_of(r), other_rows=r.other_rows,
                      extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
@@ -217,7 +218,9 @@ class FrontEnd(wiring.Component):
         d = r.d
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         rows = Mux(gather | pixel_mode, r.other_rows, d.box_rows_tiled)
-        base_term = Cat(d.global_address[:config.address_width], 0).as_signed()
+        # the whole 64-bit address: its bits at or above address_width make the tensor
+        # wrap too (ADDRESS_WRAP), so none is cut off before the test
+        base_term = Cat(d.global_address, 0).as_signed()
         radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
         radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]

@@ -107,6 +107,13 @@ CASES = [
     ("smem-bounds", encode_descriptor(F16), load((0, 0, 0), smem_address=CONFIG.smem_bytes - 0x800),
      ErrorCode.SMEM_BOUNDS),
     ("address-wrap", patch(F16, global_address=(1 << 48) - 0x1000), load((0, 0, 0)), ErrorCode.ADDRESS_WRAP),
+    # the address's bits at or above address_width count too (issue 28, defect 1)
+    ("address-wrap-high-bits", patch(F16, global_address=(1 << 55) | 0x1000), load((0, 0, 0)),
+     ErrorCode.ADDRESS_WRAP),
+    # a stride of 2^39 bytes over 2 elements: an extent of 2^40, past a 4096-byte stride
+    # above it; a stride with bit 39 set is not negative (issue 28, defect 2)
+    ("stride-extent-2-40", patch(F16, global_stride_0=1 << 35, global_dim_1=1, global_stride_1=256),
+     load((0, 0, 0)), ErrorCode.STRIDE_EXTENT),
 ]
 
 #: Rules a stored descriptor or a hardware request cannot break (docs/hardware-validation.md).
