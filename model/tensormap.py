@@ -326,6 +326,10 @@ def _validate(tm: TensorMap) -> None:
             if inner_bits % (8 * CHUNK_BYTES):
                 _fail(ErrorCode.BOX_INNER_BYTES, "box_dims[0]", tm.box_dims[0],
                       f"gives an inner row of {inner_bits / 8:g} bytes, not a multiple of 16")
+        # b4x16 box rows are whole bytes, as its tensor rows are (dim[0] even); without
+        # interleave the rule above already asks more (docs/decisions.md)
+        if tm.dtype == DataType.U4_ALIGN8B and tm.box_dims[0] % 2:
+            _fail(ErrorCode.BOX_PACKED, "box_dims[0]", tm.box_dims[0], "is not even for U4_ALIGN8B")
     else:
         _validate_im2col(tm)
 
@@ -377,6 +381,8 @@ def _validate_im2col(tm: TensorMap) -> None:
     if tm.interleave == Interleave.NONE and (tm.channels_per_pixel * info.bits) % (8 * CHUNK_BYTES) and not info.padded:
         _fail(ErrorCode.BOX_INNER_BYTES, "channels_per_pixel", tm.channels_per_pixel,
               f"gives an inner row of {tm.channels_per_pixel * info.bits / 8:g} bytes, not a multiple of 16")
+    if tm.dtype == DataType.U4_ALIGN8B and tm.channels_per_pixel % 2:
+        _fail(ErrorCode.CHANNELS_RANGE, "channels_per_pixel", tm.channels_per_pixel, "is not even for U4_ALIGN8B")
     if not 1 <= tm.pixels_per_column <= MAX_PIXELS:
         _fail(ErrorCode.PIXELS_RANGE, "pixels_per_column", tm.pixels_per_column, "is outside 1..1024")
     if tm.kind == MapKind.IM2COL_WIDE:

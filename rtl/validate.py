@@ -104,6 +104,9 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
     inner_bits = Mux(d.padded, d.box[0] << 3, d.box_bits)
     rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
     rule(d.tiled & (d.interleave == Interleave.NONE) & (inner_bits[:7] != 0), ErrorCode.BOX_INNER_BYTES)
+    # b4x16 rows are whole bytes: an even box_dims[0] (docs/decisions.md)
+    b4x16 = d.code == _ptx(DataType.U4_ALIGN8B)
+    rule(d.tiled & b4x16 & d.box[0][0], ErrorCode.BOX_PACKED)
     # im2col maps: corners in the rank's range (rank - 2 of them), then a box of non-zero
     # area (im2col-wide maps: one)
     for outside in d.corners_outside:
@@ -117,6 +120,7 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
     rule(~d.tiled & align16b & (d.channels != 128), ErrorCode.CHANNELS_RANGE)
     rule(~d.tiled & (d.interleave == Interleave.NONE) & ~d.padded & (d.channel_bits[:7] != 0),
          ErrorCode.BOX_INNER_BYTES)
+    rule(~d.tiled & b4x16 & d.channels[0], ErrorCode.CHANNELS_RANGE)
     rule(d.wide & (d.interleave != Interleave.NONE), ErrorCode.WIDE_INTERLEAVE)
     rule(d.wide & ~_in_set(swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
          ErrorCode.WIDE_SWIZZLE)

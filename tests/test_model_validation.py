@@ -68,6 +68,12 @@ DESCRIPTOR_CASES = [
      "BOX_INNER_BYTES: box_dims[0] = 12 gives an inner row of 24 bytes, not a multiple of 16"),
     ("box-packed", dict(dtype=DataType.U4_ALIGN16B, global_dims=(256, 32, 8), box_dims=(64, 16, 2)),
      ErrorCode.BOX_PACKED, "BOX_PACKED: box_dims[0] = 64 is not 128 for U4_ALIGN16B"),
+    # b4x16 rows are whole bytes: with interleave no other rule keeps box_dims[0] even
+    # (docs/decisions.md); a box of one value was an empty, 0-byte load
+    ("box-packed-odd-1", dict(dtype=DataType.U4_ALIGN8B, interleave=Interleave.B16, box_dims=(1, 16, 2)),
+     ErrorCode.BOX_PACKED, "BOX_PACKED: box_dims[0] = 1 is not even for U4_ALIGN8B"),
+    ("box-packed-odd-7", dict(dtype=DataType.U4_ALIGN8B, interleave=Interleave.B16, box_dims=(7, 16, 2)),
+     ErrorCode.BOX_PACKED, "BOX_PACKED: box_dims[0] = 7 is not even for U4_ALIGN8B"),
     ("element-stride", dict(element_strides=(1, 9, 1)), ErrorCode.ELEMENT_STRIDE_RANGE,
      "ELEMENT_STRIDE_RANGE: element_strides[1] = 9 is outside 1..8"),
     ("swizzle-span", dict(swizzle=Swizzle.B64), ErrorCode.SWIZZLE_SPAN,

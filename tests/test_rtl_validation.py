@@ -27,6 +27,10 @@ WIDE = encode_im2col_wide(DataType.FLOAT16, 4, 0x1000, [64, 9, 14, 4], [128, 115
                           [1, 1, 1, 1], swizzle=Swizzle.B128)
 INTERLEAVED = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000, (16, 32, 8), (32, 1024), (16, 4, 2), (1, 1, 1),
                         interleave=Interleave.B16)
+U4_8B_INTERLEAVED = TensorMap(MapKind.TILED, DataType.U4_ALIGN8B, 0x1000, (64, 4, 2), (32, 128), (2, 2, 1),
+                              (1, 1, 1), interleave=Interleave.B16)
+IM2COL_U4_8B_INTERLEAVED = encode_im2col(DataType.U4_ALIGN8B, 3, 0x1000, [64, 8, 2], [32, 256], [0], [0], 2, 4,
+                                         [1, 1, 1], interleave=Interleave.B16)
 
 
 def patch(tm, **fields):
@@ -62,6 +66,8 @@ CASES = [
     ("stride-32", patch(U4_16B, global_stride_0=5), load((0, 0)), ErrorCode.STRIDE_ALIGN),
     ("stride-extent", patch(F16, global_stride_1=100), load((0, 0, 0)), ErrorCode.STRIDE_EXTENT),
     ("box-packed", patch(U4_16B, box_dim_0=63), load((0, 0)), ErrorCode.BOX_PACKED),
+    # b4x16 with interleave: a box row of 3 values (stored as 2) ends inside a byte
+    ("box-packed-odd", patch(U4_8B_INTERLEAVED, box_dim_0=2), load((0, 0, 0)), ErrorCode.BOX_PACKED),
     ("box-inner", patch(F16, box_dim_0=5), load((0, 0, 0)), ErrorCode.BOX_INNER_BYTES),
     ("corner-range", patch(IM2COL, lower_corner_0=-129), load((0, 0, 0, 0), mode=AccessMode.IM2COL, im2col_offsets=(0, 0)),
      ErrorCode.CORNER_RANGE),
@@ -69,6 +75,9 @@ CASES = [
      load((0, 0, 0, 0), mode=AccessMode.IM2COL, im2col_offsets=(0, 0)), ErrorCode.CORNER_AREA),
     ("channels-packed", patch(IM2COL, elemtype=15, channels_per_pixel=63, global_dim_0=127, global_stride_0=6),
      load((0, 0, 0, 0), mode=AccessMode.IM2COL, im2col_offsets=(0, 0)), ErrorCode.CHANNELS_RANGE),
+    # b4x16 with interleave: a pixel of 1 channel (stored as 0) is half a byte
+    ("channels-packed-odd", patch(IM2COL_U4_8B_INTERLEAVED, channels_per_pixel=0),
+     load((0, 0, 0), mode=AccessMode.IM2COL, im2col_offsets=(0,)), ErrorCode.CHANNELS_RANGE),
     ("box-inner-im2col", patch(IM2COL, channels_per_pixel=4), load((0, 0, 0, 0), mode=AccessMode.IM2COL,
                                                                     im2col_offsets=(0, 0)), ErrorCode.BOX_INNER_BYTES),
     ("wide-interleave", patch(WIDE, interleave_layout=1), load((0, 0, 0, 0), mode=AccessMode.IM2COL_W),
