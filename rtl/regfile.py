@@ -3,8 +3,11 @@
 ``slots`` tensor-map images of 1024 bits (docs/descriptor.md) in one memory with byte
 write enables, plus the status registers of :data:`REGISTERS`. A bus write to a slot's
 words clears the slot's valid bit: software writes the 32 words, then sets the bit in
-SLOT_VALID, so a half-written descriptor is never used. A request reads (snapshots) its
-slot when it is accepted; later writes cannot touch a copy in flight.
+SLOT_VALID, so a half-written descriptor is never used. The bit can be set only for a
+slot written since reset (a bit per slot records that), so a slot never written is
+refused (SLOT_INVALID) as the model refuses a slot with no image, rather than decoded
+from whatever the memory holds. A request reads (snapshots) its slot when it is
+accepted; later writes cannot touch a copy in flight.
 
 docs/registers.md is generated from :data:`REGISTERS`.
 """
@@ -51,7 +54,8 @@ REGISTERS: tuple[Register, ...] = (
     Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejected request"),
     Register("COMPLETED", 0x014, "ro", "completions sent, ok or error (wraps at 2^32)"),
     Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
-             "word of slot s clears bit s"),
+             "word of slot s clears bit s; a 1 written to bit s takes only if slot s has been written since "
+             "reset (else the bit stays 0)"),
 )
 _BY_NAME = {r.name: r for r in REGISTERS}
 _INDEX = {r.name: i for i, r in enumerate(REGISTERS)}
@@ -115,6 +119,7 @@ class DescriptorFile(wiring.Component):
         snap_read = mem.read_port()
 
         slot_valid = Signal(config.slots)
+        written = Signal(config.slots)      # slot s has had a bus write since reset
         status_error = Signal()
         last_error = Signal(8)
         error_count = Signal(16)
@@ -198,7 +203,8 @@ class DescriptorFile(wiring.Component):
                 with m.If(decoded.we):
                     m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
                                  write_data.eq(bus.dat_w)]
-                    m.d.sync += slot_valid.eq(slot_valid & ~(Const(1, config.slots) << decoded.slot))
+                    slot_bit = Const(1, config.slots) << decoded.slot
+                    m.d.sync += [slot_valid.eq(slot_valid & ~slot_bit), written.eq(written | slot_bit)]
                 with m.Else():
                     m.d.comb += bus_read.en.eq(1)
                     m.d.sync += reading.eq(1)
@@ -209,7 +215,9 @@ class DescriptorFile(wiring.Component):
                         m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0), errors_full.eq(0)]
                 with m.Elif(hit("SLOT_VALID")):
                     m.d.comb += ack.eq(1)
-                    m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w))
+                    # only a slot written since reset can be valid; this keeps SLOT_VALID
+                    # within `written`, so the snapshot needs no test of its own
+                    m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w) & written)
                 with m.Else():
                     m.d.comb += err.eq(1)               # read-only or unmapped
             with m.Else():

@@ -68,12 +68,43 @@ def test_slot_valid_and_write_clearing_it():
 
     async def bench(ctx):
         assert await wb_read(ctx, dut.bus, 0x018) == 0
+        for slot in (0, 1, 3):                  # a valid bit takes only for a slot written
+            await wb_write(ctx, dut.bus, SLOT_BASE + slot * SLOT_STRIDE, slot)
         await set_slot_valid(ctx, dut.bus, 0b1011)
         assert await wb_read(ctx, dut.bus, 0x018) == 0b1011
         await wb_write(ctx, dut.bus, SLOT_BASE + 1 * SLOT_STRIDE + 8, 5)     # a word of slot 1
         assert await wb_read(ctx, dut.bus, 0x018) == 0b1001
         await wb_write(ctx, dut.bus, 0x018, 0xFF, sel=0b0010)               # byte 1 only: no change
         assert await wb_read(ctx, dut.bus, 0x018) == 0b1001
+    run(dut, bench)
+
+
+def test_slot_valid_only_for_slots_written_since_reset():
+    """A SLOT_VALID bit set for a slot no bus write has reached stays 0 (it reads back 0,
+    and a snapshot of the slot is not valid), so a request on it completes SLOT_INVALID
+    as docs/architecture.md says, not with whatever the zeroed memory decodes to. Any
+    word of the slot, with any byte enables, counts as a write."""
+    dut = DescriptorFile(CONFIG)
+
+    async def snapshot_valid(ctx, slot):
+        ctx.set(dut.snap_slot, slot)
+        ctx.set(dut.snap_en, 1)
+        await ctx.tick()
+        ctx.set(dut.snap_en, 0)
+        return ctx.get(dut.snap_valid)
+
+    async def bench(ctx):
+        await set_slot_valid(ctx, dut.bus, 0b1111)
+        assert await wb_read(ctx, dut.bus, 0x018) == 0
+        assert await snapshot_valid(ctx, 0) == 0
+        await wb_write(ctx, dut.bus, SLOT_BASE + 2 * SLOT_STRIDE + 4 * 31, 0, sel=0b0100)  # slot 2, last word
+        await set_slot_valid(ctx, dut.bus, 0b1111)
+        assert await wb_read(ctx, dut.bus, 0x018) == 0b0100
+        assert await snapshot_valid(ctx, 2) == 1
+        assert await snapshot_valid(ctx, 0) == 0
+        await wb_write(ctx, dut.bus, SLOT_BASE + 0 * SLOT_STRIDE + 4 * 7, 0x1234)   # slot 0, word 7
+        await set_slot_valid(ctx, dut.bus, 0b1111)
+        assert await wb_read(ctx, dut.bus, 0x018) == 0b0101
     run(dut, bench)
 
 

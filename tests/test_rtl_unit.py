@@ -1,20 +1,23 @@
 """The unit's bus-side behaviour: a descriptor rewritten while a request using it is in
-flight, back-to-back requests without bubbles, the status registers after a rejection."""
+flight, back-to-back requests without bubbles, the status registers after a rejection,
+a slot's valid bit needing a write to the slot."""
 
 from amaranth.sim import Simulator
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor, ErrorCode
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.layout import REQUEST_FIELDS, pack_payload
-from tma_unit.model.unit import fields_from_request
+from tma_unit.model.unit import fields_from_request, check
 from tma_unit.rtl.layouts import RequestLayout
+from tma_unit.rtl.regfile import REGISTERS
 from tma_unit.rtl.unit import TmaUnit
 from tma_unit.sim.cosim import BeatRecord, LockstepChecker, Scenario
-from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put
+from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put, stream_get
 
 CONFIG = UnitConfig(lanes=2, slots=4)
 A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
 B = TensorMap(MapKind.TILED, DataType.FLOAT32, 0x80000, (16, 8), (64,), (16, 8), (1, 1))
+OFFSET = {register.name: register.offset for register in REGISTERS}
 
 
 def payload(request, slot):
@@ -99,3 +102,30 @@ def test_status_after_a_rejection():
     sim.add_clock(1e-8)
     sim.add_testbench(bench)
     sim.run()
+
+
+def simulate(top, *benches):
+    sim = Simulator(top)
+    sim.add_clock(1e-8)
+    for bench in benches:
+        sim.add_testbench(bench)
+    sim.run()
+
+
+def test_slot_valid_set_for_a_slot_never_written_is_refused():
+    """SLOT_VALID set by software for a slot no bus write has reached does not take, so a
+    request on it completes SLOT_INVALID (the model's answer for a slot with no image),
+    not with a rule the zeroed slot memory breaks."""
+    dut = TmaUnit(CONFIG)
+    fields = fields_from_request(Request(Operation.LOAD, (0, 0), smem_address=0x400, request_id=0x42), 2)
+    expected, _ = check(None, fields, CONFIG)
+
+    async def bench(ctx):
+        ctx.set(dut.completions.ready, 1)
+        await set_slot_valid(ctx, dut.bus, 0b1111)
+        assert await wb_read(ctx, dut.bus, OFFSET["SLOT_VALID"]) == 0
+        await stream_put(ctx, dut.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
+        completion = await stream_get(ctx, dut.completions)
+        assert (completion.request_id, completion.status) == (0x42, expected)
+
+    simulate(dut, bench)
