@@ -7,7 +7,7 @@ between the two. Codes are stable: a new rule gets a new number, a number is nev
 
 from enum import IntEnum
 
-__all__ = ["ErrorCode", "TmaError", "RULES"]
+__all__ = ["ErrorCode", "TmaError", "RULES", "shown"]
 
 
 class ErrorCode(IntEnum):
@@ -35,6 +35,7 @@ class ErrorCode(IntEnum):
     OOB_NAN_TYPE = 19
     SWIZZLE_96B = 20
     ARRAY_LENGTH = 21
+    FIELD_TYPE = 22
     # im2col and im2col-wide maps
     CORNER_RANGE = 32
     CORNER_AREA = 33
@@ -59,6 +60,7 @@ class ErrorCode(IntEnum):
     GATHER4_MAP = 77
     IM2COL_STORE_CORNER = 78
     MULTICAST_DIRECTION = 79
+    FIELD_WIDTH = 80
     # -- what the unit refuses so a request cannot reach memory it does not own --
     SLOT_INVALID = 96
     SMEM_BOUNDS = 97
@@ -90,6 +92,8 @@ RULES: dict[ErrorCode, str] = {
     ErrorCode.OOB_NAN_TYPE: "OOB-NaN fill only for floating-point, non-packed types",
     ErrorCode.SWIZZLE_96B: "96B swizzle: no interleave, inner box row <= 96 bytes, not with im2col::w::128",
     ErrorCode.ARRAY_LENGTH: "each per-dimension array has one entry per dimension",
+    ErrorCode.FIELD_TYPE: ("each field is given and holds its kind of value: an integer (not a bool, a float "
+                           "or a string), a list of integers (not a string), an object of named fields"),
     ErrorCode.CORNER_RANGE: "im2col corners lie in the rank's range",
     ErrorCode.CORNER_AREA: "the im2col bounding box has non-zero area",
     ErrorCode.CHANNELS_RANGE: "channels_per_pixel is 1..256 (exactly 128 for ALIGN16B types, even for b4x16)",
@@ -112,6 +116,7 @@ RULES: dict[ErrorCode, str] = {
     ErrorCode.GATHER4_MAP: "gather4/scatter4 need a rank-2 tiled map, box_dims[1] == 1, no interleave",
     ErrorCode.IM2COL_STORE_CORNER: "im2col store: lower corner >= 0 and upper corner <= 0",
     ErrorCode.MULTICAST_DIRECTION: "a multicast CTA mask only on loads",
+    ErrorCode.FIELD_WIDTH: "each request value fits its field of the request payload (smem_address 32 bits, request_id 16)",
     ErrorCode.SLOT_INVALID: "the request names a descriptor slot that holds a written, valid tensor map",
     ErrorCode.SMEM_BOUNDS: "the box's shared-memory footprint fits the configured shared memory",
     ErrorCode.ADDRESS_WRAP: "no global address of the box wraps the configured address width",
@@ -143,3 +148,10 @@ class TmaError(ValueError):
     @property
     def message(self) -> str:
         return str(self)
+
+
+def shown(value) -> str:
+    """A value given in the wrong form as a message shows it: its ``repr`` (so a string
+    keeps its quotes and reads apart from a number), cut to one short line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

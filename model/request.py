@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from .errors import ErrorCode, TmaError
 from .swizzle import smem_alignment
-from .tensormap import TensorMap, PACKED_SWIZZLES, parse_enum, fields_to_dict, fields_from_dict
+from .layout import REQUEST_FIELDS
+from .tensormap import (TensorMap, PACKED_SWIZZLES, parse_enum, parse_int, parse_ints, fields_to_dict,
+                        fields_from_dict)
 from .types import (AccessMode, DataType, Im2colWideMode, Interleave, MapKind, Operation,
                     ReduceOp, Swizzle)
 
@@ -96,16 +98,17 @@ class Request:
         set_(self, "operation", parse_enum(Operation, self.operation, "operation"))
         set_(self, "mode", parse_enum(AccessMode, self.mode, "mode"))
         set_(self, "reduce_op", parse_enum(ReduceOp, self.reduce_op, "reduce_op"))
-        set_(self, "coordinates", tuple(int(c) for c in self.coordinates))
-        set_(self, "im2col_offsets", tuple(int(c) for c in self.im2col_offsets))
+        for name in ("coordinates", "im2col_offsets"):
+            set_(self, name, parse_ints(getattr(self, name), name))
         for name in ("smem_address", "w_halo", "w_offset", "multicast_mask", "request_id"):
-            set_(self, name, int(getattr(self, name)))
+            set_(self, name, parse_int(getattr(self, name), name))
 
     def to_dict(self) -> dict:
         return fields_to_dict(self)
 
     @classmethod
     def from_dict(cls, values: dict) -> "Request":
+        """A request from :meth:`to_dict`'s fields (JSON-ready: integers, lists, names)."""
         return fields_from_dict(cls, values, "request")
 
 
@@ -159,9 +162,10 @@ def validate_request(tm: TensorMap, req: Request) -> None:
               f"is not a multiple of 128 for {tm.dtype.name}")
     if op == Operation.REDUCE and tm.dtype not in REDUCE_TYPES[req.reduce_op]:
         _fail(ErrorCode.REDUCE_TYPE, "reduce_op", req.reduce_op.name, f"is not defined for {tm.dtype.name}")
+    _check_width(req, _PAYLOAD["smem_address"])     # before its alignment: -0x80 is out of range, not aligned
     if op != Operation.PREFETCH:
         align = smem_alignment(tm.swizzle)
-        if req.smem_address % align or req.smem_address < 0:
+        if req.smem_address % align:
             _fail(ErrorCode.SMEM_ALIGN, "smem_address", hex(req.smem_address),
                   f"is not a multiple of {align} for swizzle {tm.swizzle.name}")
 
@@ -193,3 +197,29 @@ def validate_request(tm: TensorMap, req: Request) -> None:
             _fail(ErrorCode.WHALO_RANGE, "w_halo", req.w_halo, f"is outside [0, {MAX_W_HALO[mode]}) for {mode.name}")
         if not 0 <= req.w_offset < MAX_W_OFFSET:
             _fail(ErrorCode.WOFFSET_RANGE, "w_offset", req.w_offset, f"is outside [0, {MAX_W_OFFSET})")
+
+    # Last, what no rule above bounds (the request id, offsets a mode does not read) must
+    # still fit the payload, or the hardware would be given other values than the model.
+    for f in _PAYLOAD.values():
+        _check_width(req, f)
+
+
+#: The request payload's fields that a Request holds (all but the slot).
+_PAYLOAD = {f.name: f for f in REQUEST_FIELDS if f.name in Request.__dataclass_fields__}
+
+
+def _check_width(req: Request, f) -> None:
+    """FIELD_WIDTH unless ``req``'s value of payload field ``f`` fits it."""
+    low, high = (-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.signed else (0, (1 << f.width) - 1)
+    show = hex if f.name == "smem_address" else str
+    value = getattr(req, f.name)
+    if f.count == 1:
+        entries = [(f.name, value)]
+    else:
+        if len(value) > f.count:
+            _fail(ErrorCode.FIELD_WIDTH, f.name, list(value), f"has {len(value)} entries; the request holds {f.count}")
+        entries = [(f"{f.name}[{i}]", v) for i, v in enumerate(value)]
+    for name, v in entries:
+        if not low <= v <= high:
+            _fail(ErrorCode.FIELD_WIDTH, name, show(v),
+                  f"does not fit the request's {f.width}-bit field ({low}..{show(high)})")

@@ -12,19 +12,21 @@ corners are indexed the same way as the dimensions they bound: ``lower_corner[0]
 (tensor dimension 1), then H, then D.
 """
 
+import numbers
 import re
-from dataclasses import dataclass, fields
+from collections.abc import Mapping, Set as AbstractSet
+from dataclasses import MISSING, dataclass, fields
 from functools import cached_property
 from enum import IntEnum
 
-from .errors import ErrorCode, TmaError
+from .errors import ErrorCode, TmaError, shown
 from .types import (DataType, Interleave, Swizzle, SwizzleMode, SwizzleAtomicity,
                     L2Promotion, OobFill, Im2colWideMode, MapKind, TypeInfo, type_info,
                     CHUNK_BYTES)
 
 __all__ = ["TensorMap", "encode_tiled", "encode_im2col", "encode_im2col_wide", "dense_strides",
            "fields_to_dict", "fields_from_dict",
-           "parse_enum", "MAX_RANK", "CORNER_RANGES"]
+           "parse_enum", "parse_int", "parse_ints", "MAX_RANK", "CORNER_RANGES"]
 
 MAX_RANK = 5
 MAX_DIM = 1 << 32
@@ -75,20 +77,35 @@ def parse_enum(cls: type[IntEnum], value, field_name: str):
             key = f"B{match[1]}{match[2]}"
         if key in cls.__members__:
             return cls[key]
-    elif isinstance(value, int) and not isinstance(value, bool):
+    elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
         try:
-            return cls(value)
+            return cls(int(value))
         except ValueError:
             pass
     raise TmaError(ErrorCode.ENUM_RANGE, field_name, value,
                    f"is not a {cls.__name__} (one of {', '.join(cls.__members__)})")
 
 
-def _ints(values, field_name: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in values)
-    except (TypeError, ValueError):
-        raise TmaError(ErrorCode.ARRAY_LENGTH, field_name, values, "is not a list of integers") from None
+def parse_int(value, field_name: str) -> int:
+    """``value`` as an int: an int or a numpy integer. A bool, a float (even 1000.0), a
+    string (even "0x1000") or None breaks FIELD_TYPE: nothing is truncated or parsed."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(value), "is not an integer")
+    return int(value)
+
+
+def parse_ints(values, field_name: str) -> tuple[int, ...]:
+    """A list (tuple, numpy array) of integers as a tuple; entry ``i`` is named
+    ``field_name[i]``. A string, a mapping, a set or a scalar breaks FIELD_TYPE rather than
+    being iterated."""
+    if not isinstance(values, (str, bytes, Mapping, AbstractSet)):
+        try:
+            entries = list(values)
+        except TypeError:
+            pass
+        else:
+            return tuple(parse_int(v, f"{field_name}[{i}]") for i, v in enumerate(entries))
+    raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(values), "is not a list of integers")
 
 
 @dataclass(frozen=True)
@@ -150,9 +167,9 @@ class TensorMap:
         set_(self, "wide_mode", parse_enum(Im2colWideMode, self.wide_mode, "wide_mode"))
         for name in ("global_dims", "global_strides", "box_dims", "element_strides",
                      "lower_corner", "upper_corner"):
-            set_(self, name, _ints(getattr(self, name), name))
+            set_(self, name, parse_ints(getattr(self, name), name))
         for name in ("global_address", "channels_per_pixel", "pixels_per_column"):
-            set_(self, name, int(getattr(self, name)))
+            set_(self, name, parse_int(getattr(self, name), name))
         if self.kind == MapKind.IM2COL_WIDE and self.wide_mode == Im2colWideMode.W128:
             # The driver ignores pixelsPerColumn in W128 mode: the walk is always 128 pixels.
             set_(self, "pixels_per_column", W128_PIXELS)
@@ -236,7 +253,8 @@ class TensorMap:
 
     @classmethod
     def from_dict(cls, values: dict) -> "TensorMap":
-        return fields_from_dict(cls, values, "tensor-map")
+        """A tensor map from :meth:`to_dict`'s fields (JSON-ready: integers, lists, names)."""
+        return fields_from_dict(cls, values, "tensor_map")
 
 
 def fields_to_dict(record) -> dict:
@@ -249,12 +267,21 @@ def fields_to_dict(record) -> dict:
     return out
 
 
-def fields_from_dict(cls, values: dict, what: str):
-    """``cls(**values)``, refusing a name that is not one of its fields."""
-    unknown = set(values) - {f.name for f in fields(cls)}
+def fields_from_dict(cls, values: dict, record: str):
+    """``cls(**values)``, refusing anything but a mapping (FIELD_TYPE), a name that is not
+    one of its fields (ENUM_RANGE) and a missing field that has no default (FIELD_TYPE).
+    ``record`` names the whole, e.g. ``"request"``."""
+    what = record.replace("_", "-")
+    if not isinstance(values, Mapping):
+        raise TmaError(ErrorCode.FIELD_TYPE, record, shown(values), f"is not an object of {what} fields")
+    known = {f.name: f for f in fields(cls)}
+    unknown = [name for name in values if name not in known]
     if unknown:
-        name = sorted(unknown)[0]
-        raise TmaError(ErrorCode.ENUM_RANGE, name, values[name], f"is not a {what} field")
+        name = min(unknown, key=str)
+        raise TmaError(ErrorCode.ENUM_RANGE, name, shown(values[name]), f"is not a {what} field")
+    for name, f in known.items():
+        if name not in values and f.default is MISSING and f.default_factory is MISSING:
+            raise TmaError(ErrorCode.FIELD_TYPE, name, "(not given)", f"is a required {what} field")
     return cls(**values)
 
 
@@ -417,15 +444,19 @@ def _validate_swizzle(tm: TensorMap) -> None:
 
 
 # -- the driver's encoders ---------------------------------------------------------------
+#
+# The driver reads the first ``tensorRank`` entries of each array argument; so do these.
+# Each argument is checked for its kind first (an int rank, lists of integers, every entry
+# even past the rank), so a string is refused, never read character by character.
 
 def encode_tiled(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim,
                  elementStrides, interleave=Interleave.NONE, swizzle=Swizzle.NONE,
                  l2Promotion=L2Promotion.NONE, oobFill=OobFill.NONE) -> TensorMap:
     """``cuTensorMapEncodeTiled``, argument for argument (the map itself is returned)."""
-    _check_rank_arg(tensorRank, globalDim)
-    return TensorMap(MapKind.TILED, tensorDataType, globalAddress, tuple(globalDim)[:tensorRank],
-                     tuple(globalStrides)[:max(tensorRank - 1, 0)], tuple(boxDim)[:tensorRank],
-                     tuple(elementStrides)[:tensorRank], interleave, swizzle, l2Promotion, oobFill)
+    rank = _rank_argument(tensorRank, globalDim)
+    return TensorMap(MapKind.TILED, tensorDataType, globalAddress, _head(globalDim, "global_dims", rank),
+                     _head(globalStrides, "global_strides", rank - 1), _head(boxDim, "box_dims", rank),
+                     _head(elementStrides, "element_strides", rank), interleave, swizzle, l2Promotion, oobFill)
 
 
 def encode_im2col(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
@@ -433,13 +464,13 @@ def encode_im2col(tensorDataType, tensorRank, globalAddress, globalDim, globalSt
                   elementStrides, interleave=Interleave.NONE, swizzle=Swizzle.NONE,
                   l2Promotion=L2Promotion.NONE, oobFill=OobFill.NONE) -> TensorMap:
     """``cuTensorMapEncodeIm2col``, argument for argument. Corners are ordered W, H, D."""
-    _check_rank_arg(tensorRank, globalDim)
-    corners = max(tensorRank - 2, 0)
-    return TensorMap(MapKind.IM2COL, tensorDataType, globalAddress, tuple(globalDim)[:tensorRank],
-                     tuple(globalStrides)[:max(tensorRank - 1, 0)], (), tuple(elementStrides)[:tensorRank],
-                     interleave, swizzle, l2Promotion, oobFill,
-                     tuple(pixelBoxLowerCorner)[:corners], tuple(pixelBoxUpperCorner)[:corners],
-                     channelsPerPixel, pixelsPerColumn)
+    rank = _rank_argument(tensorRank, globalDim)
+    corners = max(rank - 2, 0)
+    return TensorMap(MapKind.IM2COL, tensorDataType, globalAddress, _head(globalDim, "global_dims", rank),
+                     _head(globalStrides, "global_strides", rank - 1), (),
+                     _head(elementStrides, "element_strides", rank), interleave, swizzle, l2Promotion, oobFill,
+                     _head(pixelBoxLowerCorner, "lower_corner", corners),
+                     _head(pixelBoxUpperCorner, "upper_corner", corners), channelsPerPixel, pixelsPerColumn)
 
 
 def encode_im2col_wide(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides,
@@ -448,16 +479,25 @@ def encode_im2col_wide(tensorDataType, tensorRank, globalAddress, globalDim, glo
                        mode=Im2colWideMode.W, swizzle=Swizzle.B128, l2Promotion=L2Promotion.NONE,
                        oobFill=OobFill.NONE) -> TensorMap:
     """``cuTensorMapEncodeIm2colWide``, argument for argument."""
-    _check_rank_arg(tensorRank, globalDim)
-    return TensorMap(MapKind.IM2COL_WIDE, tensorDataType, globalAddress, tuple(globalDim)[:tensorRank],
-                     tuple(globalStrides)[:max(tensorRank - 1, 0)], (), tuple(elementStrides)[:tensorRank],
-                     interleave, swizzle, l2Promotion, oobFill,
+    rank = _rank_argument(tensorRank, globalDim)
+    return TensorMap(MapKind.IM2COL_WIDE, tensorDataType, globalAddress, _head(globalDim, "global_dims", rank),
+                     _head(globalStrides, "global_strides", rank - 1), (),
+                     _head(elementStrides, "element_strides", rank), interleave, swizzle, l2Promotion, oobFill,
                      (pixelBoxLowerCornerWidth,), (pixelBoxUpperCornerWidth,),
                      channelsPerPixel, pixelsPerColumn, mode)
 
 
-def _check_rank_arg(rank, dims) -> None:
-    if not isinstance(rank, int) or not 1 <= rank <= MAX_RANK:
+def _rank_argument(rank, dims) -> int:
+    rank = parse_int(rank, "rank")
+    if not 1 <= rank <= MAX_RANK:
         raise TmaError(ErrorCode.RANK_RANGE, "rank", rank, f"is outside 1..{MAX_RANK}")
-    if len(tuple(dims)) < rank:
+    dims = parse_ints(dims, "global_dims")
+    if len(dims) < rank:
         raise TmaError(ErrorCode.ARRAY_LENGTH, "global_dims", list(dims), f"has fewer than {rank} entries")
+    return rank
+
+
+def _head(values, field_name: str, count: int) -> tuple:
+    """The first ``count`` entries of an array argument, which must be a list of integers;
+    a shorter one is kept whole, for the map to name its length (ARRAY_LENGTH)."""
+    return parse_ints(values, field_name)[:max(count, 0)]

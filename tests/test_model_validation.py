@@ -1,6 +1,7 @@
 """One test per validation rule of REFERENCE.md sections 1-2: each breaks one rule of an
 otherwise legal descriptor or request and asserts the exact code and message."""
 
+import numpy as np
 import pytest
 
 from tma_unit.model import (DataType, ErrorCode, Interleave, MapKind, Operation, Request,
@@ -95,6 +96,30 @@ DESCRIPTOR_CASES = [
      ErrorCode.SWIZZLE_96B, "SWIZZLE_96B: interleave = B16 is not NONE with the 96B swizzle"),
     ("swizzle-96-span", dict(swizzle=Swizzle.B96), ErrorCode.SWIZZLE_SPAN,
      "SWIZZLE_SPAN: box_dims[0] = 64 gives an inner row of 128 bytes, wider than the 96-byte span of swizzle B96"),
+    # numbers are integers: nothing is truncated, parsed or iterated character by character
+    ("address-float", dict(global_address=4096.5), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_address = 4096.5 is not an integer"),
+    ("address-whole-float", dict(global_address=4096.0), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_address = 4096.0 is not an integer"),
+    ("address-nan", dict(global_address=float("nan")), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_address = nan is not an integer"),
+    ("address-string", dict(global_address="0x1000"), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_address = '0x1000' is not an integer"),
+    ("address-bool", dict(global_address=True), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_address = True is not an integer"),
+    ("dims-float", dict(global_dims=(64, 32.7, 8)), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_dims[1] = 32.7 is not an integer"),
+    ("dims-string", dict(global_dims="64"), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_dims = '64' is not a list of integers"),
+    ("strides-scalar", dict(global_strides=128), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_strides = 128 is not a list of integers"),
+    ("box-none", dict(box_dims=None), ErrorCode.FIELD_TYPE, "FIELD_TYPE: box_dims = None is not a list of integers"),
+    ("box-nested", dict(box_dims=(64, [16], 2)), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: box_dims[1] = [16] is not an integer"),
+    ("channels-string", dict(channels_per_pixel="0"), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: channels_per_pixel = '0' is not an integer"),
+    ("long-value-cut", dict(global_strides="x" * 100), ErrorCode.FIELD_TYPE,
+     "FIELD_TYPE: global_strides = 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... is not a list of integers"),
 ]
 
 
@@ -149,6 +174,25 @@ REQUEST_CASES = [
      ErrorCode.REDUCE_TYPE, "REDUCE_TYPE: reduce_op = ADD is not defined for FLOAT64"),
     ("gather4-rank", TM, Request(Operation.LOAD, (0, 0, 0, 0, 0), mode=AccessMode.GATHER4),
      ErrorCode.GATHER4_MAP, "GATHER4_MAP: rank = 3 is not 2 for GATHER4"),
+    # values the request payload (REQUEST_FIELDS) cannot hold
+    ("smem-negative", tiled(swizzle=Swizzle.B128), Request(Operation.LOAD, (0, 0, 0), smem_address=-0x80),
+     ErrorCode.FIELD_WIDTH, "FIELD_WIDTH: smem_address = -0x80 does not fit the request's 32-bit field (0..0xffffffff)"),
+    ("smem-negative-unaligned", TM, Request(Operation.LOAD, (0, 0, 0), smem_address=-1),
+     ErrorCode.FIELD_WIDTH, "FIELD_WIDTH: smem_address = -0x1 does not fit the request's 32-bit field (0..0xffffffff)"),
+    ("smem-2-32", TM, Request(Operation.LOAD, (0, 0, 0), smem_address=1 << 32), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: smem_address = 0x100000000 does not fit the request's 32-bit field (0..0xffffffff)"),
+    ("smem-prefetch", TM, Request(Operation.PREFETCH, (0, 0, 0), smem_address=1 << 70), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: smem_address = 0x400000000000000000 does not fit the request's 32-bit field (0..0xffffffff)"),
+    ("request-id", TM, Request(Operation.LOAD, (0, 0, 0), request_id=1 << 16), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: request_id = 65536 does not fit the request's 16-bit field (0..65535)"),
+    ("request-id-negative", TM, Request(Operation.LOAD, (0, 0, 0), request_id=-1), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: request_id = -1 does not fit the request's 16-bit field (0..65535)"),
+    ("w-halo-unread", TM, Request(Operation.LOAD, (0, 0, 0), w_halo=1024), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: w_halo = 1024 does not fit the request's 10-bit field (0..1023)"),
+    ("offsets-unread", TM, Request(Operation.LOAD, (0, 0, 0), im2col_offsets=(0, 1 << 16)), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: im2col_offsets[1] = 65536 does not fit the request's 16-bit field (0..65535)"),
+    ("offsets-count", TM, Request(Operation.LOAD, (0, 0, 0), im2col_offsets=(0, 0, 0, 0)), ErrorCode.FIELD_WIDTH,
+     "FIELD_WIDTH: im2col_offsets = [0, 0, 0, 0] has 4 entries; the request holds 3"),
 ]
 
 
@@ -165,3 +209,48 @@ def test_failed_construction_leaves_nothing_and_the_next_works():
     with pytest.raises(TmaError):
         tiled(global_strides=(200, 4096))
     assert tiled().global_strides == (128, 4096)
+
+
+REQUEST_FORM_CASES = [
+    # (id, make, message): a request's fields in the wrong form, refused on construction
+    ("coords-string", lambda: Request(Operation.LOAD, "0,0"),
+     "FIELD_TYPE: coordinates = '0,0' is not a list of integers"),
+    ("coords-none", lambda: Request(Operation.LOAD, None), "FIELD_TYPE: coordinates = None is not a list of integers"),
+    ("coords-float", lambda: Request(Operation.LOAD, (0, 1.5, 0)), "FIELD_TYPE: coordinates[1] = 1.5 is not an integer"),
+    ("coords-mapping", lambda: Request(Operation.LOAD, {"x": 0}),
+     "FIELD_TYPE: coordinates = {'x': 0} is not a list of integers"),
+    ("smem-bool", lambda: Request(Operation.LOAD, (0, 0, 0), smem_address=True),
+     "FIELD_TYPE: smem_address = True is not an integer"),
+    ("smem-string", lambda: Request(Operation.LOAD, (0, 0, 0), smem_address="0x400"),
+     "FIELD_TYPE: smem_address = '0x400' is not an integer"),
+    ("offsets-string", lambda: Request(Operation.LOAD, (0, 0, 0), im2col_offsets="1"),
+     "FIELD_TYPE: im2col_offsets = '1' is not a list of integers"),
+    ("w-halo-float", lambda: Request(Operation.LOAD, (0, 0, 0), w_halo=1.0),
+     "FIELD_TYPE: w_halo = 1.0 is not an integer"),
+    ("request-id-none", lambda: Request(Operation.LOAD, (0, 0, 0), request_id=None),
+     "FIELD_TYPE: request_id = None is not an integer"),
+    ("from-list", lambda: Request.from_dict([1, 2]), "FIELD_TYPE: request = [1, 2] is not an object of request fields"),
+    ("from-none", lambda: Request.from_dict(None), "FIELD_TYPE: request = None is not an object of request fields"),
+    ("from-missing", lambda: Request.from_dict({"operation": "LOAD"}),
+     "FIELD_TYPE: coordinates = (not given) is a required request field"),
+    ("from-unknown", lambda: Request.from_dict({"operation": "LOAD", "coordinates": [0], "smem": "0x400"}),
+     "ENUM_RANGE: smem = '0x400' is not a request field"),
+    ("map-from-missing", lambda: TensorMap.from_dict({k: v for k, v in TM.to_dict().items() if k != "global_dims"}),
+     "FIELD_TYPE: global_dims = (not given) is a required tensor-map field"),
+    ("map-from-string", lambda: TensorMap.from_dict("tiled"),
+     "FIELD_TYPE: tensor_map = 'tiled' is not an object of tensor-map fields"),
+]
+
+
+@pytest.mark.parametrize("make,message", [c[1:] for c in REQUEST_FORM_CASES], ids=[c[0] for c in REQUEST_FORM_CASES])
+def test_field_in_the_wrong_form(make, message):
+    with pytest.raises(TmaError) as caught:
+        make()
+    assert str(caught.value) == message
+    assert caught.value.code == ErrorCode[message.split(":")[0]]
+
+
+def test_numpy_integers_are_integers():
+    req = Request(Operation.LOAD, np.array([0, 4, 2]), smem_address=np.uint32(0x400), request_id=np.int16(3))
+    assert req == Request(Operation.LOAD, (0, 4, 2), smem_address=0x400, request_id=3)
+    assert type(req.smem_address) is int and all(type(c) is int for c in req.coordinates)
