@@ -82,7 +82,7 @@ def parse_enum(cls: type[IntEnum], value, field_name: str):
             return cls(int(value))
         except ValueError:
             pass
-    raise TmaError(ErrorCode.ENUM_RANGE, field_name, value,
+    raise TmaError(ErrorCode.ENUM_RANGE, field_name, shown(value),
                    f"is not a {cls.__name__} (one of {', '.join(cls.__members__)})")
 
 
