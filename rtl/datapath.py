@@ -126,8 +126,6 @@ class Datapath(wiring.Component):
     completions : stream out (``CompletionLayout``)
     in_flight : out
         Some stage holds work (for STATUS.BUSY).
-    report, report_code, report_id : out
-        A completion is queued this cycle, with its status and request id.
     """
 
     def __init__(self, config: UnitConfig):
@@ -139,9 +137,6 @@ class Datapath(wiring.Component):
             "beats": Out(stream.Signature(beat_layout(config))),
             "completions": Out(stream.Signature(CompletionLayout)),
             "in_flight": Out(1),
-            "report": Out(1),
-            "report_code": Out(8),
-            "report_id": Out(config.id_width),
         })
 
     def elaborate(self, platform):
@@ -310,8 +305,5 @@ class Datapath(wiring.Component):
             self.completions.valid.eq(fifo.r_rdy),
             fifo.r_en.eq(self.completions.ready),
             self.in_flight.eq(self.walk_valid | (held != 0)),
-            self.report.eq(fifo.w_en),
-            self.report_code.eq(head.completion.code),
-            self.report_id.eq(head.completion.request_id),
         ]
         return m

@@ -9,6 +9,10 @@ refused (SLOT_INVALID) as the model refuses a slot with no image, rather than de
 from whatever the memory holds. A request reads (snapshots) its slot when it is
 accepted; later writes cannot touch a copy in flight.
 
+The status registers count a completion when it is taken (valid and ready on the unit's
+completion stream), not when the unit queues it: software that has taken a completion and
+then reads COMPLETED, STATUS or ERROR_ID finds it counted.
+
 docs/registers.md is generated from :data:`REGISTERS`.
 """
 
@@ -48,11 +52,12 @@ REGISTERS: tuple[Register, ...] = (
     Register("ID", 0x000, "ro", "0x544D4131, 'TMA1'"),
     Register("CONFIG", 0x004, "ro", "[3:0] lanes, [11:4] slots - 1, [18:12] address_width, [23:19] id_width - 1"),
     Register("SMEM_BYTES", 0x008, "ro", "shared-memory bytes the unit may write"),
-    Register("STATUS", 0x00C, "rw1c", "[0] ERROR: a request was rejected since the last clear (write 1 to clear "
-             "[0], [15:8] and [31:16]); [1] BUSY: requests in flight; [15:8] LAST_ERROR: code of the last "
-             "rejection (docs/errors.md); [31:16] ERROR_COUNT: rejections, saturating"),
-    Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejected request"),
-    Register("COMPLETED", 0x014, "ro", "completions sent, ok or error (wraps at 2^32)"),
+    Register("STATUS", 0x00C, "rw1c", "[0] ERROR: a rejection's completion was taken since the last clear "
+             "(write 1 to clear [0], [15:8] and [31:16]); [1] BUSY: requests in flight; [15:8] LAST_ERROR: code "
+             "of the last rejection taken (docs/errors.md); [31:16] ERROR_COUNT: rejections taken, saturating"),
+    Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejection taken"),
+    Register("COMPLETED", 0x014, "ro", "completions taken (valid and ready on the completion stream), ok or "
+             "error (wraps at 2^32)"),
     Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
              "word of slot s clears bit s; a 1 written to bit s takes only if slot s has been written since "
              "reset (else the bit stays 0)"),
@@ -88,7 +93,7 @@ class DescriptorFile(wiring.Component):
         from the next cycle.
     report : in
         Strobe with ``report_code`` (0 ok, else an error code) and ``report_id`` for each
-        completion the unit sends.
+        completion taken from the unit (the completion stream's valid and ready).
     busy : in
         Requests in flight (STATUS.BUSY).
     """
@@ -223,11 +228,14 @@ class DescriptorFile(wiring.Component):
             with m.Else():
                 m.d.comb += [ack.eq(known), err.eq(~known), answer.eq(read_value)]
 
-        # -- status: every completion counts; a rejection sets the sticky error -----------
-        # the report is registered first: it comes from the beat queue's head, across the
-        # chip (docs/fpga.md, "Clock speed"), and the counts may lag it by a cycle
-        # (whether it is an error decided before that register, and whether the error
-        # count is full kept beside the count, so neither is a compare behind it)
+        # -- status: every completion taken counts; a rejection sets the sticky error -----
+        # the report is registered first: it is the completion stream's handshake, whose
+        # ready comes from outside the unit and whose payload from the completion queue
+        # across the chip (docs/fpga.md, "Clock speed"), and the counts may lag it by a
+        # cycle (whether it is an error decided before that register, and whether the
+        # error count is full kept beside the count, so neither is a compare behind it).
+        # A read strobed in the cycle after the take acts a cycle later still, so it finds
+        # the completion counted.
         report = Signal(data.StructLayout({"valid": 1, "error": 1, "code": 8, "id": config.id_width}))
         m.d.sync += [report.valid.eq(self.report), report.error.eq(self.report_code != 0),
                      report.code.eq(self.report_code), report.id.eq(self.report_id)]

@@ -69,9 +69,10 @@ class TmaUnit(wiring.Component):
             walker.issue_next.eq(datapath.issue_next),
             datapath.walk.eq(walker.walk),
             datapath.walk_valid.eq(walker.walk_valid),
-            regfile.report.eq(datapath.report),
-            regfile.report_code.eq(datapath.report_code),
-            regfile.report_id.eq(datapath.report_id),
+            # the status counts a completion when it is taken, at the unit's port
+            regfile.report.eq(self.completions.valid & self.completions.ready),
+            regfile.report_code.eq(self.completions.payload.status),
+            regfile.report_id.eq(self.completions.payload.request_id),
             regfile.busy.eq(datapath.in_flight | frontend.job.valid | walker.walk_valid),
         ]
         return m

@@ -1,6 +1,7 @@
 """The unit's bus-side behaviour: a descriptor rewritten while a request using it is in
 flight, back-to-back requests without bubbles, the status registers after a rejection,
-a slot's valid bit needing a write to the slot."""
+COMPLETED and the error status counting completions taken, a slot's valid bit needing a
+write to the slot."""
 
 from amaranth.sim import Simulator
 
@@ -18,6 +19,7 @@ CONFIG = UnitConfig(lanes=2, slots=4)
 A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
 B = TensorMap(MapKind.TILED, DataType.FLOAT32, 0x80000, (16, 8), (64,), (16, 8), (1, 1))
 OFFSET = {register.name: register.offset for register in REGISTERS}
+BUSY = 1 << 1           # STATUS[1]
 
 
 def payload(request, slot):
@@ -94,7 +96,7 @@ def test_status_after_a_rejection():
         status = await wb_read(ctx, dut.bus, 0x00C)
         assert status & 1 and (status >> 8) & 0xFF == ErrorCode.SLOT_INVALID and status >> 16 == 1
         assert await wb_read(ctx, dut.bus, 0x010) == 0x77
-        assert await wb_read(ctx, dut.bus, 0x014) == 1          # one completion sent
+        assert await wb_read(ctx, dut.bus, 0x014) == 1          # one completion taken
         await wb_write(ctx, dut.bus, 0x00C, 1)                  # write 1 to clear
         assert await wb_read(ctx, dut.bus, 0x00C) == 0
 
@@ -127,5 +129,44 @@ def test_slot_valid_set_for_a_slot_never_written_is_refused():
         await stream_put(ctx, dut.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
         completion = await stream_get(ctx, dut.completions)
         assert (completion.request_id, completion.status) == (0x42, expected)
+
+    simulate(dut, bench)
+
+
+def test_completed_counts_completions_taken():
+    """COMPLETED, STATUS's error fields and ERROR_ID count a completion when it is taken
+    (valid and ready on the completion stream), not when the unit queues it: with the
+    stream stalled, four completions waiting in the unit read as none taken; each take
+    then counts one, and the rejected request's error shows once its completion is
+    taken."""
+    dut = TmaUnit(CONFIG)       # completion_depth 4: all four wait in the unit
+    image = encode_descriptor(B)
+    requests = [fields_from_request(Request(Operation.LOAD, (0, 0), smem_address=0x1000 * k, request_id=rid), slot)
+                for k, (rid, slot) in enumerate([(1, 0), (0x77, 3), (3, 0), (4, 0)])]   # slot 3: never written
+    expected = [check(image if fields["slot"] == 0 else None, fields, CONFIG)[0] for fields in requests]
+    assert expected[1] != ErrorCode.OK and expected.count(ErrorCode.OK) == 3
+
+    async def bench(ctx):
+        ctx.set(dut.beats.ready, 1)
+        await write_descriptor(ctx, dut.bus, 0, image)
+        await set_slot_valid(ctx, dut.bus, 0b0001)
+        for fields in requests:
+            await stream_put(ctx, dut.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
+        await ctx.tick().repeat(100)        # 3 x 16 beats and the completions queued long since
+        assert ctx.get(dut.completions.valid)
+        assert await wb_read(ctx, dut.bus, OFFSET["COMPLETED"]) == 0
+        assert await wb_read(ctx, dut.bus, OFFSET["STATUS"]) & ~BUSY == 0
+        assert await wb_read(ctx, dut.bus, OFFSET["ERROR_ID"]) == 0
+        errors, last_code, last_id = 0, 0, 0
+        for taken, (fields, code) in enumerate(zip(requests, expected), 1):
+            completion = await stream_get(ctx, dut.completions)
+            assert (completion.request_id, completion.status) == (fields["request_id"], code)
+            assert await wb_read(ctx, dut.bus, OFFSET["COMPLETED"]) == taken
+            if code != ErrorCode.OK:
+                errors, last_code, last_id = errors + 1, code, fields["request_id"]
+            status = await wb_read(ctx, dut.bus, OFFSET["STATUS"])
+            assert (status & 1, (status >> 8) & 0xFF, status >> 16) == (int(errors > 0), last_code, errors), taken
+            assert await wb_read(ctx, dut.bus, OFFSET["ERROR_ID"]) == last_id
+        assert await wb_read(ctx, dut.bus, OFFSET["STATUS"]) & BUSY == 0
 
     simulate(dut, bench)
