@@ -124,8 +124,6 @@ class Datapath(wiring.Component):
         does the walker, for its state.
     beats : stream out (``beat_layout``)
     completions : stream out (``CompletionLayout``)
-    in_flight : out
-        Some stage holds work (for STATUS.BUSY).
     """
 
     def __init__(self, config: UnitConfig):
@@ -136,7 +134,6 @@ class Datapath(wiring.Component):
             "issue_next": Out(1),
             "beats": Out(stream.Signature(beat_layout(config))),
             "completions": Out(stream.Signature(CompletionLayout)),
-            "in_flight": Out(1),
         })
 
     def elaborate(self, platform):
@@ -304,6 +301,5 @@ class Datapath(wiring.Component):
             self.completions.payload.eq(fifo.r_data),
             self.completions.valid.eq(fifo.r_rdy),
             fifo.r_en.eq(self.completions.ready),
-            self.in_flight.eq(self.walk_valid | (held != 0)),
         ]
         return m

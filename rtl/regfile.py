@@ -53,7 +53,8 @@ REGISTERS: tuple[Register, ...] = (
     Register("CONFIG", 0x004, "ro", "[3:0] lanes, [11:4] slots - 1, [18:12] address_width, [23:19] id_width - 1"),
     Register("SMEM_BYTES", 0x008, "ro", "shared-memory bytes the unit may write"),
     Register("STATUS", 0x00C, "rw1c", "[0] ERROR: a rejection's completion was taken since the last clear "
-             "(write 1 to clear [0], [15:8] and [31:16]); [1] BUSY: requests in flight; [15:8] LAST_ERROR: code "
+             "(write 1 to clear [0], [15:8] and [31:16]); [1] BUSY: a request accepted whose completion is not "
+             "taken yet (1 from the cycle after the accept to the cycle of the take); [15:8] LAST_ERROR: code "
              "of the last rejection taken (docs/errors.md); [31:16] ERROR_COUNT: rejections taken, saturating"),
     Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejection taken"),
     Register("COMPLETED", 0x014, "ro", "completions taken (valid and ready on the completion stream), ok or "
@@ -95,7 +96,7 @@ class DescriptorFile(wiring.Component):
         Strobe with ``report_code`` (0 ok, else an error code) and ``report_id`` for each
         completion taken from the unit (the completion stream's valid and ready).
     busy : in
-        Requests in flight (STATUS.BUSY).
+        A request has been accepted whose completion is not taken yet (STATUS.BUSY).
     """
 
     def __init__(self, config: UnitConfig):

@@ -6,19 +6,39 @@ checked), :mod:`.walker` (the box is walked ``lanes`` chunks a cycle), :mod:`.da
 (coordinates, bounds, addresses, swizzle, then beats and the completion).
 """
 
-from amaranth.hdl import Module
+from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out, connect
 
 from ..model.config import UnitConfig
 from .bus import WishboneSignature
-from .datapath import Datapath
-from .frontend import FrontEnd
+from .datapath import Datapath, BEAT_QUEUE, STAGES as BACK_END_STAGES
+from .frontend import FrontEnd, STAGES as FRONT_END_STAGES
 from .layouts import RequestLayout, CompletionLayout, beat_layout
 from .regfile import DescriptorFile, bus_addr_width
 from .walker import Walker
 
-__all__ = ["TmaUnit"]
+__all__ = ["TmaUnit", "in_flight_limit"]
+
+
+def in_flight_limit(config: UnitConfig) -> int:
+    """The most requests the unit can hold between accepting one and its completion being
+    taken: the width of STATUS.BUSY's count.
+
+    A request takes at least one place of its own on the way, and every place holds one
+    at most: a front-end stage (the job register is the last of them), the skid register
+    behind the job register, the walker's current job, the walk register and datapath
+    stages A0 to B2 (a rejected request or a box of one beat is a single record), an
+    entry of the beat queue, an entry of the completion queue. A bound, not the exact
+    figure (the datapath's credits keep the records past the walker within the beat
+    queue's entries): a count a bit too wide costs a flip-flop, one too narrow wraps to
+    0 with requests in flight."""
+    return (FRONT_END_STAGES            # stages 1 to 11, the job register the last
+            + 1                         # the front end's skid register
+            + 1                         # the walker's job
+            + BACK_END_STAGES - 1       # the walk register and A0..B2 (the queue counted next)
+            + BEAT_QUEUE                # the beat queue's entries
+            + config.completion_depth)  # the completion queue's entries
 
 
 class TmaUnit(wiring.Component):
@@ -61,6 +81,14 @@ class TmaUnit(wiring.Component):
         connect(m, frontend.job, walker.job)
         connect(m, datapath.beats, wiring.flipped(self.beats))
         connect(m, datapath.completions, wiring.flipped(self.completions))
+
+        # STATUS.BUSY: requests accepted whose completions are not taken yet, counted at
+        # the unit's ports, so it covers every stage between them (the front end's
+        # stages, the completion queue) and no block has to report its own
+        accepted = self.requests.valid & self.requests.ready
+        taken = self.completions.valid & self.completions.ready
+        in_flight = Signal(range(in_flight_limit(config) + 1))
+        m.d.sync += in_flight.eq(in_flight + accepted - taken)
         m.d.comb += [
             regfile.snap_slot.eq(frontend.snap_slot),
             regfile.snap_en.eq(frontend.snap_en),
@@ -73,6 +101,6 @@ class TmaUnit(wiring.Component):
             regfile.report.eq(self.completions.valid & self.completions.ready),
             regfile.report_code.eq(self.completions.payload.status),
             regfile.report_id.eq(self.completions.payload.request_id),
-            regfile.busy.eq(datapath.in_flight | frontend.job.valid | walker.walk_valid),
+            regfile.busy.eq(in_flight != 0),
         ]
         return m

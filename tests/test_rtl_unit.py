@@ -1,8 +1,9 @@
 """The unit's bus-side behaviour: a descriptor rewritten while a request using it is in
 flight, back-to-back requests without bubbles, the status registers after a rejection,
-COMPLETED and the error status counting completions taken, a slot's valid bit needing a
-write to the slot."""
+COMPLETED and the error status counting completions taken, STATUS.BUSY over a request's
+whole life, a slot's valid bit needing a write to the slot."""
 
+from amaranth.hdl import ClockDomain, Elaboratable, Module, Signal
 from amaranth.sim import Simulator
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor, ErrorCode
@@ -106,6 +107,30 @@ def test_status_after_a_rejection():
     sim.run()
 
 
+class Harness(Elaboratable):
+    """The unit under a ``sync`` domain of the test's own, and a cycle count.
+
+    Amaranth 0.5's simulator refuses ``ctx.set(ResetSignal("sync"), ...)`` ("cannot be
+    assigned"): the implicit domain's reset is not a signal a testbench holds. A domain
+    the top module declares is, so a testbench drives ``domain.rst`` like any input, and
+    the unit sees it as its real reset (``ResetSignal()`` inside reads it too, which a
+    ``ResetInserter`` around the unit would not give). The count is reset-less, so it
+    keeps counting through a reset: a testbench reads it to say in which cycle something
+    happened (cycle ``n`` is the one in which it reads ``n``)."""
+
+    def __init__(self, config):
+        self.unit = TmaUnit(config)
+        self.domain = ClockDomain("sync")
+        self.cycle = Signal(32, reset_less=True)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.domains.sync = self.domain
+        m.submodules.unit = self.unit
+        m.d.sync += self.cycle.eq(self.cycle + 1)
+        return m
+
+
 def simulate(top, *benches):
     sim = Simulator(top)
     sim.add_clock(1e-8)
@@ -170,3 +195,62 @@ def test_completed_counts_completions_taken():
         assert await wb_read(ctx, dut.bus, OFFSET["STATUS"]) & BUSY == 0
 
     simulate(dut, bench)
+
+
+#: cycles before a request's accept and after its take at which STATUS.BUSY is checked
+MARGIN = 8
+
+
+def test_busy_from_accept_until_completion_taken():
+    """STATUS.BUSY reads 1 from the cycle after a request is accepted to the cycle its
+    completion is taken, both included, and 0 before and after, here with the
+    completion held ready in the unit for some 20 cycles before it is taken (BUSY once
+    missed front-end stages 1 to 10 and the completion FIFO).
+
+    Every STATUS read over the bus samples the register in one cycle (the one before the
+    answer: docs/registers.md), and back-to-back reads sample one cycle in three. So the
+    request runs three times, accepted one cycle later in the reads' period each time,
+    and the three runs together sample every cycle from ``MARGIN`` before the accept to
+    ``MARGIN`` after the take."""
+    harness = Harness(CONFIG)
+    dut = harness.unit
+    hold = 60           # the accept to the take; the completion is ready after its 16 beats + 22 cycles
+    samples, runs = [], []          # (cycle, BUSY), (accept cycle, take cycle)
+    state = {"setup": False, "done": False}
+
+    async def reader(ctx):
+        while not state["setup"]:
+            await ctx.tick()
+        while not state["done"]:
+            status = await wb_read(ctx, dut.bus, OFFSET["STATUS"])
+            samples.append((ctx.get(harness.cycle) - 1, bool(status & BUSY)))
+
+    async def driver(ctx):
+        ctx.set(dut.beats.ready, 1)
+        await write_descriptor(ctx, dut.bus, 0, encode_descriptor(B))
+        await set_slot_valid(ctx, dut.bus, 0b0001)
+        state["setup"] = True
+        for phase in range(3):
+            await ctx.tick().repeat(2 * MARGIN)
+            while ctx.get(harness.cycle) % 3 != phase:
+                await ctx.tick()
+            request = Request(Operation.LOAD, (0, 0), smem_address=0x1000, request_id=phase)
+            await stream_put(ctx, dut.requests, payload(request, 0))     # the unit is idle: taken at once
+            accept = ctx.get(harness.cycle) - 1
+            await ctx.tick().repeat(accept + hold - ctx.get(harness.cycle))
+            assert ctx.get(dut.completions.valid)
+            await stream_get(ctx, dut.completions)
+            runs.append((accept, ctx.get(harness.cycle) - 1))
+        await ctx.tick().repeat(2 * MARGIN)
+        state["done"] = True
+
+    simulate(harness, reader, driver)
+    covered = set()
+    for accept, take in runs:
+        assert take == accept + hold
+        for cycle, busy in samples:
+            if accept - MARGIN <= cycle <= take + MARGIN:
+                assert busy == (accept < cycle <= take), (
+                    f"STATUS.BUSY read {int(busy)} {cycle - accept} cycles after the accept (taken after {hold})")
+                covered.add(cycle - accept)
+    assert covered == set(range(-MARGIN, hold + MARGIN + 1))
