@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ErrorCode, TmaError
-from .request import Request
+from .request import Request, validate_request
 from .swizzle import swizzle
 from .tensormap import TensorMap
-from .traversal import box_elements, row_walk
+from .traversal import box_elements, row_count, row_walk
 from .transactions import transaction_bytes
 from .types import DataType, OobFill, Operation, ReduceOp
 
@@ -60,16 +60,22 @@ class LoadResult:
     transaction_bytes: int  # the mbarrier credit
 
 
-def _unit_bytes(tm: TensorMap, req: Request):
+def _unit_bytes(tm: TensorMap, req: Request, smem: np.ndarray):
     """Per in-bounds/out-of-bounds unit: global byte addresses (units, gbytes) and shared
-    byte addresses (units, sbytes), swizzled byte by byte; and the row walk."""
-    walk = row_walk(tm, req)
-    elements = box_elements(tm, req, walk)
+    byte addresses (units, sbytes), swizzled byte by byte. A box with more bytes than
+    ``smem`` holds is refused before any row is built."""
+    validate_request(tm, req)
     info = tm.info
+    # every unit has bytes of its own in shared memory, wherever the swizzle puts them
+    box_bytes = row_count(tm, req) * tm.inner_row_bytes()
+    if box_bytes > len(smem):
+        raise TmaError(ErrorCode.SMEM_BOUNDS, "smem_address", hex(req.smem_address),
+                       f"needs {box_bytes} bytes for the box, more than the {len(smem)} bytes of shared memory")
+    elements = box_elements(tm, req, row_walk(tm, req, validate=False))
     gaddr = elements.global_address.reshape(-1)[:, None] + np.arange(info.unit_global_bytes, dtype=np.uint64)
     # bytes of a unit share its chunk, so each byte's swizzled address is the unit's XOR its index
     saddr = elements.smem_address.reshape(-1)[:, None] ^ np.arange(info.unit_smem_bytes, dtype=np.int64)
-    return gaddr, saddr, elements.in_bounds.reshape(-1), walk
+    return gaddr, saddr, elements.in_bounds.reshape(-1)
 
 
 def _fill_bytes(tm: TensorMap) -> np.ndarray:
@@ -83,7 +89,7 @@ def _fill_bytes(tm: TensorMap) -> np.ndarray:
 def load(tm: TensorMap, req: Request, gmem: GlobalMemory, smem: np.ndarray) -> LoadResult:
     """Copy the box from ``gmem`` into ``smem`` (in place), filling out-of-bounds units."""
     _expect(req, Operation.LOAD)
-    gaddr, saddr, inside, walk = _unit_bytes(tm, req)
+    gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     data_bytes = tm.info.unit_global_bytes          # the rest of a unit in smem is padding
     _check_smem(smem, saddr)
     values = np.empty(gaddr.shape, dtype=np.uint8)
@@ -92,7 +98,7 @@ def load(tm: TensorMap, req: Request, gmem: GlobalMemory, smem: np.ndarray) -> L
     smem[saddr[:, :data_bytes]] = values
     defined = np.zeros(len(smem), dtype=bool)
     defined[saddr[:, :data_bytes]] = True
-    return LoadResult(defined, transaction_bytes(tm, req, walk))
+    return LoadResult(defined, transaction_bytes(tm, req))
 
 
 def _smem_source(tm: TensorMap, smem: np.ndarray, saddr: np.ndarray) -> np.ndarray:
@@ -106,7 +112,7 @@ def _smem_source(tm: TensorMap, smem: np.ndarray, saddr: np.ndarray) -> np.ndarr
 def store(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
     """Write the in-bounds units of the box from ``smem`` to ``gmem``; skip the rest."""
     _expect(req, Operation.STORE)
-    gaddr, saddr, inside, _ = _unit_bytes(tm, req)
+    gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     _check_smem(smem, saddr)
     gmem.data[gmem.index(gaddr[inside])] = _smem_source(tm, smem, saddr)[inside]
 
@@ -121,7 +127,7 @@ def prefetch(tm: TensorMap, req: Request) -> np.ndarray:
 def reduce(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
     """Combine the in-bounds elements of the box into ``gmem`` with ``req.reduce_op``."""
     _expect(req, Operation.REDUCE)
-    gaddr, saddr, inside, _ = _unit_bytes(tm, req)
+    gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     _check_smem(smem, saddr)
     index = gmem.index(gaddr[inside])
     dtype = np.dtype(tm.info.numpy_dtype)

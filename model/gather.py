@@ -32,5 +32,9 @@ def _gather_rows(tm: TensorMap, req: Request) -> RowWalk:
                    tm.box_dims[0] // info.values_per_unit)
 
 
-register_rows(AccessMode.GATHER4, _gather_rows)
-register_rows(AccessMode.SCATTER4, _gather_rows)
+def _gather_row_count(tm: TensorMap, req: Request) -> int:
+    return GATHER_ROWS
+
+
+register_rows(AccessMode.GATHER4, _gather_rows, _gather_row_count)
+register_rows(AccessMode.SCATTER4, _gather_rows, _gather_row_count)

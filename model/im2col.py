@@ -103,6 +103,14 @@ def _wide_access(tm, req, w, n):
     return access
 
 
+def _wide_groups(tm: TensorMap, req: Request) -> tuple[int, int]:
+    """Groups of main pixels of an im2col::w or ::w::128 walk, and pixels per group; each
+    group is followed by ``w_halo`` halo pixels."""
+    if req.mode == AccessMode.IM2COL_W:
+        return 1, tm.pixels_per_column
+    return tm.pixels_per_column // W128_GROUP, W128_GROUP
+
+
 def im2col_pixels(tm: TensorMap, req: Request) -> PixelWalk:
     """The pixels ``req`` reads (load, prefetch) or writes (im2col_no_offs store)."""
     if req.mode == AccessMode.IM2COL:
@@ -110,10 +118,7 @@ def im2col_pixels(tm: TensorMap, req: Request) -> PixelWalk:
         return PixelWalk(access, np.zeros(len(access), dtype=bool))
     halo_count = req.w_halo
     step = tm.element_strides[1]
-    if req.mode == AccessMode.IM2COL_W:
-        groups, group = 1, tm.pixels_per_column
-    else:
-        groups, group = tm.pixels_per_column // W128_GROUP, W128_GROUP
+    groups, group = _wide_groups(tm, req)
     w, n = _wide_walk(tm, req, groups * group)
     w = w.reshape(groups, group)
     n = n.reshape(groups, group)
@@ -145,5 +150,13 @@ def _im2col_rows(tm: TensorMap, req: Request) -> RowWalk:
                    tm.channels_per_pixel // info.values_per_unit)
 
 
+def _im2col_row_count(tm: TensorMap, req: Request) -> int:
+    """Pixels of the walk, halo pixels included, without walking them."""
+    if req.mode == AccessMode.IM2COL:
+        return tm.pixels_per_column
+    groups, group = _wide_groups(tm, req)
+    return groups * (group + req.w_halo)
+
+
 for _mode in (AccessMode.IM2COL, AccessMode.IM2COL_W, AccessMode.IM2COL_W_128):
-    register_rows(_mode, _im2col_rows)
+    register_rows(_mode, _im2col_rows, _im2col_row_count)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .request import Request
+from .request import Request, validate_request
 from .tensormap import TensorMap
-from .traversal import box_elements, row_walk, units_per_chunk
+from .traversal import box_elements, row_count, row_walk, units_per_chunk
 from .types import CHUNK_BYTES, OobFill, Operation
 
 __all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes", "FILL_NONE",
@@ -104,9 +104,10 @@ def transactions(tm: TensorMap, req: Request) -> Transactions:
                         mask, count, fill, per_chunk)
 
 
-def transaction_bytes(tm: TensorMap, req: Request, walk=None) -> int:
-    """The mbarrier transaction count of a load: every shared-memory byte the box fills,
-    out-of-bounds and padding bytes included (REFERENCE.md project decision). ``walk``:
-    the request's row walk, if the caller has it already."""
-    walk = walk or row_walk(tm, req)
-    return walk.rows * tm.row_pitch()
+def transaction_bytes(tm: TensorMap, req: Request) -> int:
+    """The mbarrier transaction count of a load (validating the request): every
+    shared-memory byte the box fills, out-of-bounds and padding bytes included
+    (docs/decisions.md). Computed from the fields, without building the box's rows, so
+    that the unit's SMEM_BOUNDS check costs the same for any box (model/unit.py)."""
+    validate_request(tm, req)
+    return row_count(tm, req) * tm.row_pitch()

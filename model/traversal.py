@@ -2,8 +2,9 @@
 
 A box is walked as *rows*: runs of consecutive units along dimension 0 that land in one
 shared-memory row (a row of the tiled box, a pixel of an im2col column, one of the four
-rows of gather4). Each access mode only says which rows there are and where each starts
-(:class:`RowWalk`); the rest (the units along dimension 0, bounds, the dense shared-memory
+rows of gather4). Each access mode only says how many rows there are (:func:`row_count`,
+from the map and the request alone, so a box's size is known before any row is built)
+and which rows they are and where each starts (:class:`RowWalk`); the rest (the units along dimension 0, bounds, the dense shared-memory
 image, the swizzle) is common and lives here, vectorized over the whole box with numpy.
 
 Global addresses are computed modulo 2^64 (uint64 arithmetic wraps), so the address of an
@@ -20,7 +21,7 @@ from .swizzle import swizzle
 from .tensormap import TensorMap
 from .types import AccessMode, CHUNK_BYTES, Operation
 
-__all__ = ["RowWalk", "BoxElements", "row_walk", "box_elements", "tiled_rows", "register_rows"]
+__all__ = ["RowWalk", "BoxElements", "row_walk", "row_count", "box_elements", "tiled_rows", "register_rows"]
 
 U64 = np.uint64
 
@@ -112,13 +113,22 @@ def _grid_coords(dim0, positions):
     return build
 
 
-#: The row walk of each access mode; the im2col and gather4 walks register themselves here.
+def tiled_row_count(tm: TensorMap, req: Request) -> int:
+    """Rows of a tiled box: the product of the elements traversed in dimensions 1..rank-1."""
+    return tm.box_rows()
+
+
+#: The row walk and the row count of each access mode; the im2col and gather4 walks
+#: register themselves here.
 ROW_WALKS = {AccessMode.TILE: tiled_rows}
+ROW_COUNTS = {AccessMode.TILE: tiled_row_count}
 
 
-def register_rows(mode: AccessMode, walk) -> None:
-    """Make ``walk(tm, req) -> RowWalk`` the row walk of ``mode``."""
+def register_rows(mode: AccessMode, walk, count) -> None:
+    """Make ``walk(tm, req) -> RowWalk`` the row walk of ``mode``, and ``count(tm, req) ->
+    int`` its number of rows, computed without building them."""
     ROW_WALKS[mode] = walk
+    ROW_COUNTS[mode] = count
 
 
 def row_walk(tm: TensorMap, req: Request, validate: bool = True) -> RowWalk:
@@ -126,6 +136,13 @@ def row_walk(tm: TensorMap, req: Request, validate: bool = True) -> RowWalk:
     if validate:
         validate_request(tm, req)
     return ROW_WALKS[req.mode](tm, req)
+
+
+def row_count(tm: TensorMap, req: Request) -> int:
+    """How many rows :func:`row_walk` gives for ``req`` on ``tm`` (a request that keeps
+    its rules), from the map's and the request's fields alone: constant time and memory
+    however large the box."""
+    return ROW_COUNTS[req.mode](tm, req)
 
 
 def box_elements(tm: TensorMap, req: Request, walk: RowWalk | None = None) -> BoxElements:

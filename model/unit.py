@@ -7,7 +7,9 @@ gives the same answer from the slot's 128-byte image, checking in this order: th
 holds a valid descriptor (SLOT_INVALID); the image decodes to a legal tensor map (its
 validation rules, in the order ``TensorMap`` checks them); the request keeps its rules
 (``validate_request``); the box stays inside the unit's shared memory (SMEM_BOUNDS) and
-the tensor inside its address width (ADDRESS_WRAP).
+the tensor inside its address width (ADDRESS_WRAP). Every check is arithmetic on the
+fields: no row of the box is built before the request is accepted, so a box far larger
+than shared memory is refused in constant time and memory, as the RTL refuses it.
 """
 
 from dataclasses import dataclass

@@ -10,6 +10,7 @@ from tma_unit.model import (DataType, GlobalMemory, MapKind, OobFill, Operation,
 from tma_unit.model.copy import pack_b6, unpack_b6
 from tma_unit.model.reference import reference_elements
 
+from memory import peak_bytes
 from strategies import tiled_cases
 
 SMEM = 1 << 18
@@ -166,3 +167,24 @@ def test_prefetch_lists_in_bounds_addresses():
     tm = TensorMap(MapKind.TILED, DataType.UINT8, 0x1000, (20, 3), (32,), (16, 2), (1, 1))
     addresses = prefetch(tm, Request(Operation.PREFETCH, (8, 2))).tolist()
     assert addresses == [0x1000 + 2 * 32 + x for x in range(8, 20)]
+
+
+@pytest.mark.parametrize("operation", [Operation.LOAD, Operation.STORE])
+def test_box_larger_than_shared_memory_is_refused_before_it_is_built(operation):
+    """A box of 16 x 256^4 bytes cannot fit a 64 KiB shared memory: SMEM_BOUNDS from the
+    fields alone, holding under 1 MiB (building its rows took 32 GiB)."""
+    tm = TensorMap(MapKind.TILED, DataType.UINT8, 0x1000, (16, 256, 256, 256, 256), (16, 4096, 1 << 20, 1 << 28),
+                   (16, 256, 256, 256, 256), (1,) * 5)
+    smem, gmem = np.zeros(1 << 16, dtype=np.uint8), GlobalMemory.zeros(0x1000, 16)
+    copy = {Operation.LOAD: lambda: load(tm, Request(operation, (0,) * 5), gmem, smem),
+            Operation.STORE: lambda: store(tm, Request(operation, (0,) * 5), smem, gmem)}[operation]
+
+    def refused():
+        with pytest.raises(TmaError) as caught:
+            copy()
+        return caught.value
+
+    error, peak = peak_bytes(refused)
+    assert str(error) == ("SMEM_BOUNDS: smem_address = 0x0 needs 68719476736 bytes for the box, "
+                          "more than the 65536 bytes of shared memory")
+    assert peak < 1 << 20

@@ -4,10 +4,10 @@ import numpy as np
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 from tma_unit.model import (DataType, Interleave, Operation, Request, Swizzle, TensorMap,
-                            MapKind, box_elements, transactions, transaction_bytes, TYPE_INFO)
+                            MapKind, box_elements, row_walk, transactions, transaction_bytes, TYPE_INFO)
 from tma_unit.model.reference import reference_elements
 
-from strategies import tiled_cases
+from strategies import tiled_cases, gather4_cases, im2col_cases, wide_cases
 
 
 def _vectorized(tm, req):
@@ -99,3 +99,15 @@ def test_packed_lengths():
         stream = list(transactions(tm, Request(Operation.LOAD, (0, 0))))
         assert {t.global_length for t in stream} == {length}
         assert len(stream) == 2 * (8 if TYPE_INFO[dtype].padded else 4)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(tiled_cases(operations=tuple(Operation)), gather4_cases(),
+                 im2col_cases(operations=tuple(Operation)), wide_cases(max_halo=31)))
+def test_byte_count_from_the_fields_equals_the_walk(case):
+    """transaction_bytes counts the rows from the map and the request (every access mode,
+    im2col::w halos included); the rows walked and the chunks emitted give the same."""
+    tm, req = case
+    walked = row_walk(tm, req).rows * tm.row_pitch()
+    assert transaction_bytes(tm, req) == walked == 16 * len(transactions(tm, req))

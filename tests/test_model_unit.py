@@ -5,7 +5,9 @@ import pytest
 
 from tma_unit.model import DataType, ErrorCode, MapKind, Operation, Request, TensorMap, encode_descriptor
 from tma_unit.model.config import UnitConfig
-from tma_unit.model.unit import complete, decode_request, encode_request, fields_from_request
+from tma_unit.model.unit import check, complete, decode_request, encode_request, fields_from_request
+
+from memory import peak_bytes
 
 TM = TensorMap(MapKind.TILED, DataType.FLOAT16, 0xFFFF0000, (64, 32), (128,), (64, 16), (1, 1))
 CONFIG = UnitConfig(address_width=32, smem_bytes=0x4000)
@@ -30,6 +32,27 @@ def test_legal_request_and_prefetch_ignores_shared_memory():
     assert ok.status == ErrorCode.OK and ok.transaction_bytes == 64 * 16 * 2
     far = fields_from_request(Request(Operation.PREFETCH, (0, 0), smem_address=0xFFFFF0), 0)
     assert complete(encode_descriptor(TM), far, CONFIG).status == ErrorCode.OK
+
+
+#: A legal map whose box is 16 x 256^4 bytes: 2^32 rows, 64 GiB of shared memory.
+HUGE = TensorMap(MapKind.TILED, DataType.UINT8, 0x1000, (16, 256, 256, 256, 256), (16, 4096, 1 << 20, 1 << 28),
+                 (16, 256, 256, 256, 256), (1,) * 5)
+
+
+def test_huge_box_is_refused_without_building_it():
+    """A load of a box far larger than shared memory is SMEM_BOUNDS, found from the fields
+    alone: check and complete hold under 1 MiB (building the rows took 32 GiB). A prefetch
+    writes no shared memory, so check accepts it with its byte count, as cheaply."""
+    image, config = encode_descriptor(HUGE), UnitConfig(address_width=48)
+    load = fields_from_request(Request(Operation.LOAD, (0,) * 5), 0)
+    result, peak = peak_bytes(lambda: check(image, load, config))
+    assert result == (ErrorCode.SMEM_BOUNDS, 0) and peak < 1 << 20
+    result, peak = peak_bytes(lambda: complete(image, load, config))
+    assert (result.status, result.transaction_bytes, result.transactions) == (ErrorCode.SMEM_BOUNDS, 0, None)
+    assert peak < 1 << 20
+    prefetch = fields_from_request(Request(Operation.PREFETCH, (0,) * 5), 0)
+    result, peak = peak_bytes(lambda: check(image, prefetch, config))
+    assert result == (ErrorCode.OK, 16 << 32) and peak < 1 << 20
 
 
 def test_request_image_round_trip():
