@@ -18,15 +18,24 @@ docs
 layout
     Where every 16-byte chunk of a copy's box lands: global address, shared-memory address
     after the swizzle, out-of-bounds elements. Takes a descriptor and a request from JSON
-    (``docs/json.md``) or the built-in default.
+    (the README's "Using the model"; ``tma-unit layout --json`` prints one) or the built-in
+    default.
+
+Input is refused, never guessed at: a value that breaks a rule is reported on one line as
+``tma-unit: error CODE NAME: field = value rule`` with exit status 2. JSON fields take
+integers written as JSON integers (4096, not 4096.0, 4.096e3 or "0x1000"), lists of them
+and enumeration names; the ``--smem`` and ``--coords`` flags (and ``explore``'s lists) take
+decimal or 0x-hex integers.
 """
 
 import argparse
 import json
+import re
 import signal
 import sys
 
 from .model import Request, TensorMap, TmaError, transactions, transaction_bytes, encode_descriptor
+from .model.errors import ErrorCode, shown
 from .model.traversal import row_walk
 from .model.examples import EXAMPLES, example
 
@@ -38,31 +47,76 @@ __all__ = ["main", "DEFAULT_TENSOR_MAP", "DEFAULT_REQUEST"]
 DEFAULT_TENSOR_MAP, DEFAULT_REQUEST = example("gemm-edge")
 
 
+class UnreadableInput(Exception):
+    """A file that is not JSON (or not UTF-8 text)."""
+
+
 def _load_json(path):
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise UnreadableInput(f"{path} is not JSON: {error}") from None
+    except RecursionError:
+        raise UnreadableInput(f"{path} nests its JSON too deeply to read") from None
+    except ValueError:              # the one ValueError json.load raises beside the above
+        raise UnreadableInput(f"{path} holds a number of more than {sys.get_int_max_str_digits()} digits") from None
+
+
+#: The fields of a case file. ``tma-unit layout --json`` adds what it computed; reading its
+#: output back ignores those.
+CASE_FIELDS = ("tensor_map", "request")
+LAYOUT_OUTPUT_FIELDS = ("descriptor_hex", "transaction_bytes", "chunks")
+
+#: An integer as the ``--smem`` and ``--coords`` flags take it: decimal or 0x-hex.
+_FLAG_INTEGER = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
+
+
+def _flag_int(text: str, field_name: str) -> int:
+    """A flag's integer, refused (FIELD_TYPE) unless decimal or 0x-hex: no floats, no
+    exponents, no 0b or 0o."""
+    text = text.strip()
+    if not _FLAG_INTEGER.fullmatch(text):
+        raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(text), "is not a decimal or 0x-hex integer")
+    try:
+        return int(text, 0 if "x" in text.lower() else 10)
+    except ValueError:              # more digits than Python reads as decimal
+        raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(text), "has too many digits to read") from None
+
+
+def _case(data):
+    """The tensor map and request (or None) of a case file's contents."""
+    if not isinstance(data, dict):
+        raise TmaError(ErrorCode.FIELD_TYPE, "case", shown(data), "is not an object with a tensor_map and a request")
+    unknown = [name for name in data if name not in CASE_FIELDS + LAYOUT_OUTPUT_FIELDS]
+    if unknown:
+        raise TmaError(ErrorCode.ENUM_RANGE, unknown[0], shown(data[unknown[0]]),
+                       f"is not a case field ({', '.join(CASE_FIELDS)})")
+    if "tensor_map" not in data:
+        raise TmaError(ErrorCode.FIELD_TYPE, "tensor_map", "(not given)", "is a required case field")
+    tm = TensorMap.from_dict(data["tensor_map"])
+    return tm, Request.from_dict(data["request"]) if "request" in data else None
 
 
 def _case_from_args(args):
     tm, req = DEFAULT_TENSOR_MAP, DEFAULT_REQUEST
     if args.example:
         if args.example not in EXAMPLES:
-            raise KeyError(f"no example {args.example!r}; there are: {', '.join(EXAMPLES)}")
+            raise TmaError(ErrorCode.ENUM_RANGE, "example", shown(args.example), f"is not one of {', '.join(EXAMPLES)}")
         tm, req = example(args.example)
     if args.case:
-        data = _load_json(args.case)
-        tm = TensorMap.from_dict(data["tensor_map"])
-        if "request" in data:
-            req = Request.from_dict(data["request"])
+        tm, case_request = _case(_load_json(args.case))
+        if case_request is not None:
+            req = case_request
     if args.descriptor:
         tm = TensorMap.from_dict(_load_json(args.descriptor))
     if args.request:
         req = Request.from_dict(_load_json(args.request))
     changes = {}
     if args.coords is not None:
-        changes["coordinates"] = [int(c) for c in args.coords.split(",")]
+        changes["coordinates"] = [_flag_int(c, f"coordinates[{i}]") for i, c in enumerate(args.coords.split(","))]
     if args.smem is not None:
-        changes["smem_address"] = int(args.smem, 0)
+        changes["smem_address"] = _flag_int(args.smem, "smem_address")
     if args.operation is not None:
         changes["operation"] = args.operation
     if args.mode is not None:
@@ -117,6 +171,8 @@ def cmd_demo(args) -> int:
     from .model.config import UnitConfig
     from .sim.demo import run_demo
     config = UnitConfig(lanes=args.lanes)
+    if args.copies < 1:                 # no copies would pass every case without running one
+        raise TmaError(ErrorCode.ENUM_RANGE, "copies", args.copies, "is not 1 or more")
     print(f"tma-unit demo: {args.copies} back-to-back copies of each case through the RTL "
           f"({args.backend}, lanes {config.lanes}) in lockstep with the golden model")
     print()
@@ -160,17 +216,19 @@ def cmd_draw(args) -> int:
     return 0
 
 
-def _int_list(text: str) -> list[int]:
-    return [int(v, 0) for v in text.split(",")]
+def _int_list(text: str, field_name: str) -> list[int]:
+    return [_flag_int(v, f"{field_name}[{i}]") for i, v in enumerate(text.split(","))]
 
 
 def cmd_explore(args) -> int:
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot
-    points = [Point(lanes, slots, width) for lanes in _int_list(args.lanes) for slots in _int_list(args.slots)
-              for width in _int_list(args.address_width)]
+    points = [Point(lanes, slots, width) for lanes in _int_list(args.lanes, "lanes")
+              for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
+    if not 0 < args.ready <= 1:         # never ready (0, negative, NaN) would never finish
+        raise TmaError(ErrorCode.ENUM_RANGE, "ready", args.ready, "is outside (0, 1]")
     workloads = args.workloads.split(",") if args.workloads else None
     synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
     rows = explore(points, workloads, progress=not args.quiet, ready_probability=args.ready,
@@ -216,14 +274,20 @@ def cmd_docs(args) -> int:
     return 0
 
 
+#: How the copy's input is read, for the help of the commands that take one.
+INPUT_POLICY = ("JSON fields take integers written as JSON integers (4096, not 4096.0, 4.096e3 or \"0x1000\"), "
+                "lists of them and enumeration names; --smem and --coords take decimal or 0x-hex integers. "
+                "A value that breaks a rule is reported on one line, exit status 2.")
+
+
 def _add_case_arguments(parser) -> None:
     """The arguments that pick a copy (read by ``_case_from_args``)."""
     parser.add_argument("case", nargs="?", help="JSON file with 'tensor_map' and 'request' (default: built-in)")
     parser.add_argument("--example", help="a built-in example: " + ", ".join(EXAMPLES))
     parser.add_argument("--descriptor", help="JSON file with the tensor map's fields")
     parser.add_argument("--request", help="JSON file with the request's fields")
-    parser.add_argument("--coords", help="coordinates, dimension 0 first, e.g. 960,996")
-    parser.add_argument("--smem", help="shared-memory address, e.g. 0x400")
+    parser.add_argument("--coords", help="coordinates, dimension 0 first, decimal or 0x-hex, e.g. 960,996")
+    parser.add_argument("--smem", help="shared-memory address, decimal or 0x-hex, e.g. 0x400")
     parser.add_argument("--operation", help="LOAD, STORE, REDUCE or PREFETCH")
     parser.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
 
@@ -231,7 +295,8 @@ def _add_case_arguments(parser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tma-unit", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    layout = sub.add_parser("layout", help="where every 16-byte chunk of a copy lands")
+    layout = sub.add_parser("layout", help="where every 16-byte chunk of a copy lands",
+                            description="Where every 16-byte chunk of a copy lands. " + INPUT_POLICY)
     _add_case_arguments(layout)
     layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
     layout.set_defaults(run=cmd_layout)
@@ -243,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
     demo.add_argument("--vcd", help="write a waveform per case: PATH.vcd gives PATH-<case>.vcd")
     demo.set_defaults(run=cmd_demo)
-    draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout")
+    draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout",
+                          description="A PNG of a copy's shared-memory layout. " + INPUT_POLICY)
     _add_case_arguments(draw)
     draw.add_argument("-o", "--output", default="layout.png")
     draw.add_argument("--swizzles", metavar="FOLDER", help="write one image per swizzle mode into FOLDER")
@@ -293,7 +359,10 @@ def main(argv=None) -> int:
     except TmaError as error:
         print(f"tma-unit: error {error.code.value} {error}", file=sys.stderr)
         return 2
-    except (OSError, json.JSONDecodeError, KeyError) as error:
+    except UnreadableInput as error:
+        print(f"tma-unit: {error}", file=sys.stderr)
+        return 2
+    except (OSError, KeyError) as error:
         print(f"tma-unit: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
 
