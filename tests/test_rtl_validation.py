@@ -29,6 +29,8 @@ INTERLEAVED = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000, (16, 32, 8), (3
                         interleave=Interleave.B16)
 U4_8B_INTERLEAVED = TensorMap(MapKind.TILED, DataType.U4_ALIGN8B, 0x1000, (64, 4, 2), (32, 128), (2, 2, 1),
                               (1, 1, 1), interleave=Interleave.B16)
+HUGE = TensorMap(MapKind.TILED, DataType.UINT8, 0x1000, (16, 256, 256, 256, 256), (16, 4096, 1 << 20, 1 << 28),
+                 (16, 256, 256, 256, 256), (1,) * 5)
 IM2COL_U4_8B_INTERLEAVED = encode_im2col(DataType.U4_ALIGN8B, 3, 0x1000, [64, 8, 2], [32, 256], [0], [0], 2, 4,
                                          [1, 1, 1], interleave=Interleave.B16)
 
@@ -115,6 +117,8 @@ CASES = [
     ("whalo", encode_descriptor(WIDE), load((0, 0, 0, 0), mode=AccessMode.IM2COL_W, w_halo=600), ErrorCode.WHALO_RANGE),
     ("smem-bounds", encode_descriptor(F16), load((0, 0, 0), smem_address=CONFIG.smem_bytes - 0x800),
      ErrorCode.SMEM_BOUNDS),
+    # 2^32 rows of 16 bytes: refused from the fields, by the model too (it built the rows)
+    ("smem-bounds-huge", encode_descriptor(HUGE), load((0, 0, 0, 0, 0)), ErrorCode.SMEM_BOUNDS),
     ("address-wrap", patch(F16, global_address=(1 << 48) - 0x1000), load((0, 0, 0)), ErrorCode.ADDRESS_WRAP),
     # the address's bits at or above address_width count too (issue 28, defect 1)
     ("address-wrap-high-bits", patch(F16, global_address=(1 << 55) | 0x1000), load((0, 0, 0)),
