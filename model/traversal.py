@@ -4,8 +4,9 @@ A box is walked as *rows*: runs of consecutive units along dimension 0 that land
 shared-memory row (a row of the tiled box, a pixel of an im2col column, one of the four
 rows of gather4). Each access mode only says how many rows there are (:func:`row_count`,
 from the map and the request alone, so a box's size is known before any row is built)
-and which rows they are and where each starts (:class:`RowWalk`); the rest (the units along dimension 0, bounds, the dense shared-memory
-image, the swizzle) is common and lives here, vectorized over the whole box with numpy.
+and which rows they are and where each starts (:class:`RowWalk`); the rest (the units
+along dimension 0, bounds, the dense shared-memory image, the swizzle) is common and
+lives here, vectorized over the whole box with numpy.
 
 Global addresses are computed modulo 2^64 (uint64 arithmetic wraps), so the address of an
 out-of-bounds element at a negative coordinate is the two's-complement value the address
