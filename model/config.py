@@ -2,9 +2,10 @@
 explorer all read (lanes, descriptor slots, address widths, shared-memory size).
 """
 
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, fields
 
 from .errors import ErrorCode, TmaError
+from .tensormap import parse_int
 
 __all__ = ["UnitConfig", "HOPPER_SMEM_BYTES"]
 
@@ -43,6 +44,8 @@ class UnitConfig:
     completion_depth: int = 4
 
     def __post_init__(self):
+        for f in fields(self):          # ints only: lanes=True or 1.0 is no lane count
+            object.__setattr__(self, f.name, parse_int(getattr(self, f.name), f"config.{f.name}"))
         checks = [
             ("lanes", self.lanes in (1, 2, 4, 8), "is not 1, 2, 4 or 8"),
             ("slots", 1 <= self.slots <= 32 and self.slots & (self.slots - 1) == 0,

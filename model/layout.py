@@ -13,7 +13,7 @@ file's 32-bit words see it).
 
 from dataclasses import dataclass
 
-from .errors import ErrorCode, TmaError
+from .errors import ErrorCode, TmaError, shown
 from .tensormap import TensorMap, MAX_RANK
 from .types import (DataType, Interleave, Swizzle, SwizzleMode, SwizzleAtomicity, L2Promotion,
                     OobFill, Im2colWideMode, MapKind, type_info, dtype_from_ptx_code)
@@ -172,6 +172,8 @@ def encode_descriptor(tm: TensorMap) -> bytes:
 
 def descriptor_fields(image: bytes) -> dict[str, list[int]]:
     """The stored field values of a 128-byte image (signed fields sign-extended)."""
+    if isinstance(image, str) or not isinstance(image, (bytes, bytearray, memoryview)):
+        raise TmaError(ErrorCode.FIELD_TYPE, "image", shown(image), "is not bytes")
     if len(image) != DESCRIPTOR_BYTES:
         raise TmaError(ErrorCode.ARRAY_LENGTH, "image", f"{len(image)} bytes", f"is not {DESCRIPTOR_BYTES} bytes")
     bits = int.from_bytes(bytes(image), "little")

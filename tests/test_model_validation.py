@@ -7,6 +7,8 @@ import pytest
 from tma_unit.model import (DataType, ErrorCode, Interleave, MapKind, Operation, Request,
                             ReduceOp, Swizzle, TensorMap, TmaError, OobFill, AccessMode,
                             encode_tiled, validate_request, RULES)
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.layout import decode_descriptor, encode_descriptor
 
 BASE = dict(kind=MapKind.TILED, dtype=DataType.FLOAT16, global_address=0x1000,
             global_dims=(64, 32, 8), global_strides=(128, 4096), box_dims=(64, 16, 2),
@@ -254,3 +256,27 @@ def test_numpy_integers_are_integers():
     req = Request(Operation.LOAD, np.array([0, 4, 2]), smem_address=np.uint32(0x400), request_id=np.int16(3))
     assert req == Request(Operation.LOAD, (0, 4, 2), smem_address=0x400, request_id=3)
     assert type(req.smem_address) is int and all(type(c) is int for c in req.coordinates)
+
+
+OTHER_FORM_CASES = [
+    # (id, make, message): the unit's configuration and a descriptor image in the wrong form
+    ("config-bool", lambda: UnitConfig(lanes=True), "FIELD_TYPE: config.lanes = True is not an integer"),
+    ("config-float", lambda: UnitConfig(slots=8.0), "FIELD_TYPE: config.slots = 8.0 is not an integer"),
+    ("config-string", lambda: UnitConfig(lanes="2"), "FIELD_TYPE: config.lanes = '2' is not an integer"),
+    ("image-string", lambda: decode_descriptor("00" * 64),
+     "FIELD_TYPE: image = '000000000000000000000000000000000000... is not bytes"),
+    ("image-none", lambda: decode_descriptor(None), "FIELD_TYPE: image = None is not bytes"),
+    ("image-list", lambda: decode_descriptor([0] * 128),
+     "FIELD_TYPE: image = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ... is not bytes"),
+    ("image-short", lambda: decode_descriptor(bytes(127)), "ARRAY_LENGTH: image = 127 bytes is not 128 bytes"),
+]
+
+
+@pytest.mark.parametrize("make,message", [c[1:] for c in OTHER_FORM_CASES], ids=[c[0] for c in OTHER_FORM_CASES])
+def test_config_and_image_in_the_wrong_form(make, message):
+    with pytest.raises(TmaError) as caught:
+        make()
+    assert str(caught.value) == message
+    assert caught.value.code == ErrorCode[message.split(":")[0]]
+    assert UnitConfig(lanes=np.int64(2)).lanes == 2
+    assert decode_descriptor(bytearray(encode_descriptor(TM))) == TM
