@@ -35,7 +35,7 @@ class ErrorCode(IntEnum):
     OOB_NAN_TYPE = 19
     SWIZZLE_96B = 20
     ARRAY_LENGTH = 21
-    FIELD_TYPE = 22
+    FIELD_TYPE = 22         # model only: no hardware field holds such a value
     # im2col and im2col-wide maps
     CORNER_RANGE = 32
     CORNER_AREA = 33
@@ -60,7 +60,7 @@ class ErrorCode(IntEnum):
     GATHER4_MAP = 77
     IM2COL_STORE_CORNER = 78
     MULTICAST_DIRECTION = 79
-    FIELD_WIDTH = 80
+    FIELD_WIDTH = 80        # model only: no hardware field holds such a value
     # -- what the unit refuses so a request cannot reach memory it does not own --
     SLOT_INVALID = 96
     SMEM_BOUNDS = 97
@@ -93,7 +93,8 @@ RULES: dict[ErrorCode, str] = {
     ErrorCode.SWIZZLE_96B: "96B swizzle: no interleave, inner box row <= 96 bytes, not with im2col::w::128",
     ErrorCode.ARRAY_LENGTH: "each per-dimension array has one entry per dimension",
     ErrorCode.FIELD_TYPE: ("each field is given and holds its kind of value: an integer (not a bool, a float "
-                           "or a string), a list of integers (not a string), an object of named fields"),
+                           "or a string), a list of integers (not a string), an object of named fields, "
+                           "bytes for a descriptor image"),
     ErrorCode.CORNER_RANGE: "im2col corners lie in the rank's range",
     ErrorCode.CORNER_AREA: "the im2col bounding box has non-zero area",
     ErrorCode.CHANNELS_RANGE: "channels_per_pixel is 1..256 (exactly 128 for ALIGN16B types, even for b4x16)",

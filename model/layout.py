@@ -172,7 +172,7 @@ def encode_descriptor(tm: TensorMap) -> bytes:
 
 def descriptor_fields(image: bytes) -> dict[str, list[int]]:
     """The stored field values of a 128-byte image (signed fields sign-extended)."""
-    if isinstance(image, str) or not isinstance(image, (bytes, bytearray, memoryview)):
+    if not isinstance(image, (bytes, bytearray, memoryview)):
         raise TmaError(ErrorCode.FIELD_TYPE, "image", shown(image), "is not bytes")
     if len(image) != DESCRIPTOR_BYTES:
         raise TmaError(ErrorCode.ARRAY_LENGTH, "image", f"{len(image)} bytes", f"is not {DESCRIPTOR_BYTES} bytes")
