@@ -30,7 +30,7 @@ from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
 from .layouts import DescriptorLayout
 
-__all__ = ["DescriptorFile", "Register", "REGISTERS", "SLOT_BASE", "SLOT_STRIDE", "SLOT_VALID_ADDRESS",
+__all__ = ["DescriptorFile", "Register", "REGISTERS", "RESET", "SLOT_BASE", "SLOT_STRIDE", "SLOT_VALID_ADDRESS",
            "descriptor_writes", "ID_VALUE",
            "bus_addr_width"]
 
@@ -62,6 +62,21 @@ REGISTERS: tuple[Register, ...] = (
     Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
              "word of slot s clears bit s; a 1 written to bit s takes only if slot s has been written since "
              "reset (else the bit stays 0)"),
+)
+#: What reset does to each piece of the unit's state, (state, after reset) rows for
+#: docs/registers.md's "Reset". Reset is an abort: nothing in flight goes on.
+RESET: tuple[tuple[str, str], ...] = (
+    ("requests in flight (front end, walker, datapath, beat and completion queues)",
+     "abandoned: no more beats and no completion for any of them (send them again)"),
+    ("request, beat and completion streams",
+     "no transfer in a cycle reset is asserted (`requests.ready`, `beats.valid` and `completions.valid` are 0); "
+     "in the cycle after, no beat or completion is offered, and requests are taken again"),
+    ("STATUS (ERROR, BUSY, LAST_ERROR, ERROR_COUNT), ERROR_ID, COMPLETED", "0"),
+    ("SLOT_VALID", "0"),
+    ("slot memory", "kept, but every slot counts as not written: SLOT_VALID bit s can be set again only after "
+     "a write to slot s, so write each descriptor again"),
+    ("a bus access not yet answered",
+     "dropped, and done again from its start after reset (the master still holds its strobe): answered once"),
 )
 _BY_NAME = {r.name: r for r in REGISTERS}
 _INDEX = {r.name: i for i, r in enumerate(REGISTERS)}

@@ -4,9 +4,14 @@ Read a request's path in this order: :mod:`.regfile` (the tensor map is written 
 Wishbone), :mod:`.frontend` (the request is accepted, its descriptor snapshotted and
 checked), :mod:`.walker` (the box is walked ``lanes`` chunks a cycle), :mod:`.datapath`
 (coordinates, bounds, addresses, swizzle, then beats and the completion).
+
+Reset (the ``sync`` domain's) is an abort: every request in flight is abandoned, with no
+more beats and no completion, and the status registers and SLOT_VALID clear; the slot
+memory keeps its contents, but each slot must be written again before it can be made
+valid (docs/registers.md, "Reset").
 """
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module, Signal, ResetSignal
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out, connect
 
@@ -55,6 +60,9 @@ class TmaUnit(wiring.Component):
     requests : stream in (``RequestLayout``)
     beats : stream out (``beat_layout(config)``): ``lanes`` 16-byte chunk transactions a beat
     completions : stream out (``CompletionLayout``): one per request, in request order
+
+    In a cycle the ``sync`` domain's reset is asserted no stream transfers anything:
+    ``requests.ready``, ``beats.valid`` and ``completions.valid`` are 0.
     """
 
     def __init__(self, config: UnitConfig = UnitConfig()):
@@ -77,10 +85,21 @@ class TmaUnit(wiring.Component):
         m.submodules.datapath = datapath = Datapath(config)
 
         connect(m, wiring.flipped(self.bus), regfile.bus)
-        connect(m, wiring.flipped(self.requests), frontend.requests)
         connect(m, frontend.job, walker.job)
-        connect(m, datapath.beats, wiring.flipped(self.beats))
-        connect(m, datapath.completions, wiring.flipped(self.completions))
+        # reset is an abort: the registers that say a stage holds work clear, so nothing
+        # in flight goes on. In the reset cycle itself they still hold what they held, so
+        # the streams' handshakes are cut there: a request offered is not taken, and no
+        # beat or completion of a request being abandoned leaves (docs/registers.md,
+        # "Reset"). The blocks see the handshakes the ports see.
+        resetting = ResetSignal()
+        m.d.comb += [
+            frontend.requests.payload.eq(self.requests.payload),
+            frontend.requests.valid.eq(self.requests.valid),
+            self.requests.ready.eq(frontend.requests.ready & ~resetting),
+        ]
+        for inner, outer in ((datapath.beats, self.beats), (datapath.completions, self.completions)):
+            m.d.comb += [outer.payload.eq(inner.payload), outer.valid.eq(inner.valid & ~resetting),
+                         inner.ready.eq(outer.ready & ~resetting)]
 
         # STATUS.BUSY: requests accepted whose completions are not taken yet, counted at
         # the unit's ports, so it covers every stage between them (the front end's
@@ -98,7 +117,7 @@ class TmaUnit(wiring.Component):
             datapath.walk.eq(walker.walk),
             datapath.walk_valid.eq(walker.walk_valid),
             # the status counts a completion when it is taken, at the unit's port
-            regfile.report.eq(self.completions.valid & self.completions.ready),
+            regfile.report.eq(taken),
             regfile.report_code.eq(self.completions.payload.status),
             regfile.report_id.eq(self.completions.payload.request_id),
             regfile.busy.eq(in_flight != 0),

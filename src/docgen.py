@@ -60,12 +60,12 @@ def errors_md() -> str:
 
 
 def registers_md() -> str:
-    from .rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE
+    from .rtl.regfile import REGISTERS, RESET, SLOT_BASE, SLOT_STRIDE
     from .model.layout import REQUEST_FIELDS, COMPLETION_FIELDS
     lines = [
         "# Register map and stream payloads",
         "",
-        "Generated from `REGISTERS` in `rtl/regfile.py` and the payload tables in `model/layout.py`",
+        "Generated from `REGISTERS` and `RESET` in `rtl/regfile.py` and the payload tables in `model/layout.py`",
         "by `tma-unit docs`; do not edit.",
         "",
         "The unit is a Wishbone B4 target (classic cycles, 32-bit data, byte `sel`, word `adr`).",
@@ -84,6 +84,16 @@ def registers_md() -> str:
         "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s |",
         "",
         "Everything else reads and writes as `err`.",
+        "",
+        "## Reset",
+        "",
+        "Reset (the `sync` domain's `rst`, synchronous, for one cycle or more) is an abort:",
+        "",
+        "| state | after reset |",
+        "| --- | --- |",
+    ]
+    lines += [f"| {state} | {after} |" for state, after in RESET]
+    lines += [
         "",
         "## Request stream payload",
         "",

@@ -1,12 +1,13 @@
 """The descriptor register file behind Wishbone (pysim, async testbenches)."""
 
 import pytest
+from amaranth.hdl import ClockDomain, Module
 from amaranth.sim import Simulator
 
-from tma_unit.model import encode_descriptor, decode_descriptor, TensorMap, MapKind, DataType, Swizzle
+from tma_unit.model import encode_descriptor, decode_descriptor, TensorMap, MapKind, DataType, Swizzle, ErrorCode
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.layout import flat_fields
-from tma_unit.rtl.regfile import DescriptorFile, REGISTERS, ID_VALUE, SLOT_BASE, SLOT_STRIDE
+from tma_unit.rtl.regfile import DescriptorFile, REGISTERS, ID_VALUE, SLOT_BASE, SLOT_STRIDE, descriptor_writes
 from tma_unit.sim.testbench import BusError, wb_read, wb_write, write_descriptor, set_slot_valid
 
 CONFIG = UnitConfig(slots=4)
@@ -140,3 +141,54 @@ def test_snapshot_reads_the_model_fields():
         assert view.box_dim[2] + 1 == tm.box_dims[2]
         assert decode_descriptor(image) == tm
     run(dut, bench)
+
+
+def test_reset_clears_the_status_and_the_written_bits_and_redoes_a_bus_access():
+    """Reset (docs/registers.md, "Reset"): STATUS, ERROR_ID, COMPLETED and SLOT_VALID read
+    0; the slot memory keeps its contents, but a slot must be written again before its
+    valid bit takes; a bus read that reset interrupts is done again from its strobe and
+    answered once, with the right word. The reset is the ``sync`` domain's own, driven
+    through a domain the top declares (Amaranth 0.5's simulator cannot assign the implicit
+    domain's ``ResetSignal``)."""
+    dut = DescriptorFile(CONFIG)
+    top = Module()
+    top.domains.sync = domain = ClockDomain("sync")
+    top.submodules.dut = dut
+    image = bytes(range(SLOT_STRIDE))
+    address, word = descriptor_writes(1, image)[3]
+    offset = {register.name: register.offset for register in REGISTERS}
+
+    async def bench(ctx):
+        bus = dut.bus
+        await write_descriptor(ctx, bus, 1, image)
+        await set_slot_valid(ctx, bus, 0b0010)
+        ctx.set(dut.report, 1)              # a rejection's completion taken
+        ctx.set(dut.report_code, ErrorCode.SLOT_INVALID)
+        ctx.set(dut.report_id, 0x77)
+        await ctx.tick()
+        ctx.set(dut.report, 0)
+        assert await wb_read(ctx, bus, offset["COMPLETED"]) == 1
+        assert await wb_read(ctx, bus, offset["ERROR_ID"]) == 0x77
+        # a slot read (answered four cycles after its strobe), reset in its third cycle
+        ctx.set(bus.cyc, 1)
+        ctx.set(bus.stb, 1)
+        ctx.set(bus.adr, address >> 2)
+        answers = []
+        for cycle in range(16):
+            ctx.set(domain.rst, cycle == 2)
+            await ctx.tick()
+            if ctx.get(bus.ack) or ctx.get(bus.err):
+                answers.append((cycle, ctx.get(bus.ack), ctx.get(bus.dat_r)))
+                ctx.set(bus.cyc, 0)
+                ctx.set(bus.stb, 0)
+        assert [(ack, data) for _, ack, data in answers] == [(1, word)] and answers[0][0] > 4, answers
+        for name in ("STATUS", "ERROR_ID", "COMPLETED", "SLOT_VALID"):
+            assert await wb_read(ctx, bus, offset[name]) == 0, name
+        for address_, word_ in descriptor_writes(1, image):         # the memory kept the image
+            assert await wb_read(ctx, bus, address_) == word_
+        await set_slot_valid(ctx, bus, 0b0010)                      # not written since reset
+        assert await wb_read(ctx, bus, offset["SLOT_VALID"]) == 0
+        await wb_write(ctx, bus, address, word)
+        await set_slot_valid(ctx, bus, 0b0010)
+        assert await wb_read(ctx, bus, offset["SLOT_VALID"]) == 0b0010
+    run(top, bench)

@@ -1,7 +1,8 @@
 """The unit's bus-side behaviour: a descriptor rewritten while a request using it is in
 flight, back-to-back requests without bubbles, the status registers after a rejection,
 COMPLETED and the error status counting completions taken, STATUS.BUSY over a request's
-whole life, a slot's valid bit needing a write to the slot."""
+whole life, a slot's valid bit needing a write to the slot, and reset in the middle of
+a copy."""
 
 from amaranth.hdl import ClockDomain, Elaboratable, Module, Signal
 from amaranth.sim import Simulator
@@ -11,7 +12,7 @@ from tma_unit.model.config import UnitConfig
 from tma_unit.model.layout import REQUEST_FIELDS, pack_payload
 from tma_unit.model.unit import fields_from_request, check
 from tma_unit.rtl.layouts import RequestLayout
-from tma_unit.rtl.regfile import REGISTERS
+from tma_unit.rtl.regfile import REGISTERS, descriptor_writes
 from tma_unit.rtl.unit import TmaUnit
 from tma_unit.sim.cosim import BeatRecord, LockstepChecker, Scenario
 from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put, stream_get
@@ -19,6 +20,8 @@ from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot
 CONFIG = UnitConfig(lanes=2, slots=4)
 A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
 B = TensorMap(MapKind.TILED, DataType.FLOAT32, 0x80000, (16, 8), (64,), (16, 8), (1, 1))
+#: a box of 64 rows of 128 bytes: 512 chunks, 256 beats at lanes 2
+C = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x20000, (64, 64), (128,), (64, 64), (1, 1), swizzle=Swizzle.B128)
 OFFSET = {register.name: register.offset for register in REGISTERS}
 BUSY = 1 << 1           # STATUS[1]
 
@@ -254,3 +257,77 @@ def test_busy_from_accept_until_completion_taken():
                     f"STATUS.BUSY read {int(busy)} {cycle - accept} cycles after the accept (taken after {hold})")
                 covered.add(cycle - accept)
     assert covered == set(range(-MARGIN, hold + MARGIN + 1))
+
+
+def test_reset_in_the_middle_of_a_copy_aborts_it():
+    """Reset is an abort (docs/registers.md, "Reset"). A one-cycle reset at beat 10 of a
+    256-beat copy: nothing is transferred on any stream in the reset cycle, the streams
+    are idle in the next, and the copy sends no more beats and no completion; STATUS,
+    ERROR_ID and COMPLETED (non-zero before, from a rejected request) read 0; SLOT_VALID
+    reads 0, and the slot memory still holds the image, but setting the slot's valid bit
+    without writing the slot again does not take (a request on it is refused). Written
+    again and marked valid, the slot runs a copy whose beats and completion are the
+    golden model's."""
+    harness = Harness(CONFIG)
+    dut = harness.unit
+    image = encode_descriptor(C)
+    copy = Request(Operation.LOAD, (0, 0), smem_address=0x2000, request_id=5)
+    again = Request(Operation.LOAD, (0, 0), smem_address=0x4000, request_id=6)
+    last = Request(Operation.LOAD, (0, 0), smem_address=0x8000, request_id=7)
+    rejected = Request(Operation.LOAD, (0, 0), request_id=0x77)
+    assert check(image, fields_from_request(copy, 1), CONFIG) == (ErrorCode.OK, 256 * 32)   # 256 beats of 2 chunks
+
+    async def bench(ctx):
+        ctx.set(dut.beats.ready, 1)
+        await write_descriptor(ctx, dut.bus, 1, image)
+        await set_slot_valid(ctx, dut.bus, 0b0010)
+        await stream_put(ctx, dut.requests, payload(rejected, 3))           # slot 3: never written
+        assert (await stream_get(ctx, dut.completions)).status == ErrorCode.SLOT_INVALID
+        assert await wb_read(ctx, dut.bus, OFFSET["COMPLETED"]) == 1
+        await stream_put(ctx, dut.requests, payload(copy, 1))
+        ctx.set(dut.completions.ready, 1)
+        beats = 0
+        while beats < 10:
+            _, _, valid, ready = await ctx.tick().sample(dut.beats.valid, dut.beats.ready)
+            beats += valid and ready
+        # one cycle of reset, with both output streams ready and a request offered
+        ctx.set(harness.domain.rst, 1)
+        ctx.set(dut.requests.payload, payload(again, 1))
+        ctx.set(dut.requests.valid, 1)
+        _, _, *handshakes = await ctx.tick().sample(dut.requests.ready, dut.beats.valid, dut.completions.valid)
+        ctx.set(harness.domain.rst, 0)
+        ctx.set(dut.requests.valid, 0)
+        assert handshakes == [0, 0, 0], "a transfer in the reset cycle"
+        assert (ctx.get(dut.beats.valid), ctx.get(dut.completions.valid), ctx.get(dut.requests.ready)) == (0, 0, 1)
+        # had the copy gone on, its last 246 beats and its completion would be out by now
+        for cycle in range(400):
+            _, _, beat, completion = await ctx.tick().sample(dut.beats.valid, dut.completions.valid)
+            assert (beat, completion) == (0, 0), f"a transfer {cycle} cycles after the reset"
+        for name in ("STATUS", "ERROR_ID", "COMPLETED", "SLOT_VALID"):
+            assert await wb_read(ctx, dut.bus, OFFSET[name]) == 0, name
+        for address, word in descriptor_writes(1, image):
+            assert await wb_read(ctx, dut.bus, address) == word
+        await set_slot_valid(ctx, dut.bus, 0b0010)
+        assert await wb_read(ctx, dut.bus, OFFSET["SLOT_VALID"]) == 0
+        await stream_put(ctx, dut.requests, payload(again, 1))
+        completion = await stream_get(ctx, dut.completions)
+        assert (completion.request_id, completion.status) == (6, ErrorCode.SLOT_INVALID)
+
+        await write_descriptor(ctx, dut.bus, 1, image)
+        await set_slot_valid(ctx, dut.bus, 0b0010)
+        assert await wb_read(ctx, dut.bus, OFFSET["SLOT_VALID"]) == 0b0010
+        checker = LockstepChecker(Scenario(CONFIG, {1: image}, 0b0010, [fields_from_request(last, 1)]))
+        await stream_put(ctx, dut.requests, payload(last, 1))
+        ctx.set(dut.completions.ready, 1)
+        for cycle in range(1000):
+            _, _, beat_valid, beat, done, completion = await ctx.tick().sample(
+                dut.beats.valid, dut.beats.payload, dut.completions.valid, dut.completions.payload)
+            if beat_valid:
+                checker.on_beat(cycle, BeatRecord.from_view(beat))
+            if done:
+                checker.on_completion(cycle, int(completion.request_id), int(completion.status),
+                                      int(completion.transaction_bytes))
+                break
+        assert checker.finish(cycle).beats == 256
+
+    simulate(harness, bench)
