@@ -91,6 +91,14 @@ class Scenario:
     ready_probability: float = 1.0
     max_gap: int = 0
     names: list = field(default_factory=list)
+    # faults (docs/verification.md): the chance the completion stream is ready in a cycle,
+    # and (first cycle, cycles) it is not ready at all; a one-cycle reset at a cycle of the
+    # run (requests not yet accepted then are not offered); a reset before the run, so
+    # slots the scenario does not write hold no descriptor
+    completion_ready_probability: float = 1.0
+    completion_stall: tuple | None = None
+    reset_cycle: int | None = None
+    reset_first: bool = False
 
 
 def ready_pattern(seed: int, probability: float, length: int = 4096) -> np.ndarray:
