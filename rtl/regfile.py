@@ -13,7 +13,8 @@ The status registers count a completion when it is taken (valid and ready on the
 completion stream), not when the unit queues it: software that has taken a completion and
 then reads COMPLETED, STATUS or ERROR_ID finds it counted.
 
-docs/registers.md is generated from :data:`REGISTERS`.
+docs/registers.md is generated from :data:`REGISTERS` and :data:`RESET` (what reset does to
+each piece of state: reset is an abort).
 """
 
 import operator
