@@ -11,6 +11,7 @@ Bit ``k`` of the image is bit ``k % 8`` of byte ``k // 8`` (little-endian, as th
 file's 32-bit words see it).
 """
 
+import functools
 from dataclasses import dataclass
 
 from .errors import ErrorCode, TmaError, shown
@@ -178,20 +179,37 @@ def descriptor_fields(image: bytes) -> dict[str, list[int]]:
         raise TmaError(ErrorCode.ARRAY_LENGTH, "image", f"{len(image)} bytes", f"is not {DESCRIPTOR_BYTES} bytes")
     bits = int.from_bytes(bytes(image), "little")
     values = {}
-    for f in DESCRIPTOR_FIELDS:
-        entries = []
-        for i in range(f.count):
-            raw = (bits >> (f.offset + i * f.width)) & ((1 << f.width) - 1)
-            if f.signed and raw >> (f.width - 1):
-                raw -= 1 << f.width
-            entries.append(raw)
-        values[f.name] = entries
+    for name, places, mask, sign in _PLACES:
+        entries = [bits >> offset & mask for offset in places]
+        if sign:
+            entries = [raw - (raw & sign) * 2 for raw in entries]
+        values[name] = entries
     return values
+
+
+#: Each field's (name, entry offsets, mask, sign bit or 0): the table read once for decoding.
+_PLACES = [(f.name, [f.offset + i * f.width for i in range(f.count)], (1 << f.width) - 1,
+            1 << (f.width - 1) if f.signed else 0) for f in DESCRIPTOR_FIELDS]
 
 
 def decode_descriptor(image: bytes) -> TensorMap:
     """The tensor map of a 128-byte image; an illegal field raises its validation error."""
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        tm, error = _decoded(bytes(image))
+        if error is not None:
+            raise error.with_traceback(None)        # not the traceback of its last raise
+        return tm
     return tensor_map_from_fields(descriptor_fields(image))
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded(image: bytes):
+    """(tensor map, None) or (None, the error) of an image: a campaign decodes the same
+    image for each request on its slot, and a tensor map is immutable."""
+    try:
+        return tensor_map_from_fields(descriptor_fields(image)), None
+    except TmaError as error:
+        return None, error
 
 
 # -- the request and completion images (the RTL's stream payloads) ----------------------
@@ -237,15 +255,25 @@ def payload_width(table) -> int:
 
 def pack_payload(table, values: dict) -> int:
     """Pack field values (lists for arrays) into one integer, table order from bit 0."""
-    word, offset = 0, 0
-    for f in table:
-        entries = values.get(f.name, 0)
-        entries = list(entries) if f.count > 1 else [entries]
-        entries += [0] * (f.count - len(entries))
-        for value in entries:
-            word |= (int(value) & ((1 << f.width) - 1)) << offset
-            offset += f.width
+    word = 0
+    for name, count, mask, offsets in _payload_places(table):
+        entries = values.get(name, 0)
+        if count == 1:
+            word |= (int(entries) & mask) << offsets[0]
+        else:
+            for value, offset in zip(entries, offsets):
+                word |= (int(value) & mask) << offset
     return word
+
+
+@functools.lru_cache(maxsize=None)
+def _payload_places(table) -> tuple:
+    """Each field's (name, count, mask, entry offsets): a payload table read once."""
+    places, offset = [], 0
+    for f in table:
+        places.append((f.name, f.count, (1 << f.width) - 1, tuple(offset + i * f.width for i in range(f.count))))
+        offset += f.width * f.count
+    return tuple(places)
 
 
 def unpack_payload(table, word: int) -> dict:

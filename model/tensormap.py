@@ -89,6 +89,8 @@ def parse_enum(cls: type[IntEnum], value, field_name: str):
 def parse_int(value, field_name: str) -> int:
     """``value`` as an int: an int or a numpy integer. A bool, a float (even 1000.0), a
     string (even "0x1000") or None breaks FIELD_TYPE: nothing is truncated or parsed."""
+    if type(value) is int:          # the common case, without the slower checks below
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(value), "is not an integer")
     return int(value)
@@ -104,6 +106,8 @@ def parse_ints(values, field_name: str) -> tuple[int, ...]:
         except TypeError:
             pass
         else:
+            if all(type(v) is int for v in entries):      # the common case, no name built per entry
+                return tuple(entries)
             return tuple(parse_int(v, f"{field_name}[{i}]") for i, v in enumerate(entries))
     raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(values), "is not a list of integers")
 

@@ -18,6 +18,7 @@ each piece of state: reset is an abort).
 """
 
 import operator
+import struct
 from dataclasses import dataclass
 from functools import reduce
 
@@ -89,8 +90,8 @@ def descriptor_writes(slot: int, image: bytes) -> list[tuple[int, int]]:
     pairs, word 0 first. Every bus driver (testbench, compiled backends, host) uses these."""
     if len(image) != SLOT_STRIDE:
         raise ValueError(f"a descriptor image is {SLOT_STRIDE} bytes, not {len(image)}")
-    return [(SLOT_BASE + slot * SLOT_STRIDE + 4 * word, int.from_bytes(image[4 * word:4 * word + 4], "little"))
-            for word in range(WORDS_PER_SLOT)]
+    base = SLOT_BASE + slot * SLOT_STRIDE
+    return [(base + 4 * word, value) for word, value in enumerate(struct.unpack(f"<{WORDS_PER_SLOT}I", image))]
 
 
 def bus_addr_width(config: UnitConfig) -> int:

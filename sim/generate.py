@@ -19,16 +19,14 @@ from ..model import (AccessMode, DataType, Im2colWideMode, Interleave, L2Promoti
                      Operation, ReduceOp, Request, Swizzle, TensorMap, TYPE_INFO, encode_descriptor,
                      smem_alignment)
 from ..model.config import UnitConfig
-from ..model.errors import ErrorCode
-from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, flat_fields
+from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, flat_fields, payload_width, unpack_payload
 from ..model.request import IM2COL_OFFSET_RANGES, REDUCE_TYPES
 from ..model.tensormap import CORNER_RANGES, PACKED_SWIZZLES
-from ..model.unit import check, fields_from_request
+from ..model.unit import fields_from_request
 from .cosim import Scenario
 
 __all__ = ["RandomDraw", "tiled_case", "im2col_case", "wide_case", "gather4_case", "CASE_KINDS", "legal_case",
-           "legal_scenario", "boundary_scenario", "illegal_scenario", "faults_scenario", "GENERATORS",
-           "MAX_CASE_BYTES"]
+           "legal_scenario", "boundary_scenario", "illegal_scenario", "faults_scenario", "GENERATORS"]
 
 
 class RandomDraw:
@@ -38,6 +36,9 @@ class RandomDraw:
         self.random = random.Random(seed)
 
     def integers(self, low: int, high: int) -> int:
+        span = high - low + 1
+        if span & (span - 1) == 0:          # a power of two (a field's range): one call, no rejection
+            return low + self.random.getrandbits(span.bit_length() - 1)
         return self.random.randint(low, high)
 
     def choice(self, sequence):
@@ -295,11 +296,6 @@ def gather4_case(draw):
 #: The request kinds a scenario draws from, by access mode family.
 CASE_KINDS = ("tiled", "gather4", "im2col", "wide")
 
-#: The most bytes one generated request may move: a prefetch has no shared-memory bound, and a
-#: legal 5-D box of 256^5 elements would take the model and the RTL hours.
-MAX_CASE_BYTES = 64 * 1024
-
-
 def legal_case(draw, kind: str, max_rows: int = 16):
     """A legal (TensorMap, Request) pair of one kind (:data:`CASE_KINDS`), every operation
     the kind allows; a load is a multicast now and then."""
@@ -321,22 +317,18 @@ def _scenario(config, pairs, draw, **faults) -> Scenario:
     slot its fields name) with request id i, every slot written valid, random backpressure
     and gaps between requests."""
     images = {i % config.slots: image for i, (image, _) in enumerate(pairs)}
-    requests = []
-    for i, (_, fields) in enumerate(pairs):
-        fields = {"slot": i % config.slots, **fields, "request_id": len(requests) % (1 << config.id_width)}
-        if _small(config, images.get(fields["slot"]), fields):
-            requests.append(fields)
+    return _finish(config, images, [{"slot": i % config.slots, **fields} for i, (_, fields) in enumerate(pairs)],
+                   draw, **faults)
+
+
+def _finish(config, images: dict, requests: list, draw, **faults) -> Scenario:
+    """The scenario of ``requests`` on the slots of ``images`` (all set valid): request ids
+    in order, random backpressure and gaps between requests."""
+    kept = [{**fields, "request_id": i % (1 << config.id_width)} for i, fields in enumerate(requests)]
     valid = sum(1 << slot for slot in images)
-    return Scenario(config, images, valid, requests, seed=draw.integers(0, 1 << 30),
+    return Scenario(config, images, valid, kept, seed=draw.integers(0, 1 << 30),
                     ready_probability=draw.choice([1.0, 1.0, 0.7, 0.3]), max_gap=draw.choice([0, 0, 1, 3]),
                     **faults)
-
-
-def _small(config, image: bytes, fields: dict) -> bool:
-    """Whether a request is cheap to run: it is rejected, or moves at most
-    :data:`MAX_CASE_BYTES` (the model's byte count, computed without walking the box)."""
-    status, count = check(image, fields, config)
-    return status != ErrorCode.OK or count <= MAX_CASE_BYTES
 
 
 def _legal_pairs(draw, config, count, max_rows=16, kinds=CASE_KINDS):
@@ -433,42 +425,47 @@ def boundary_scenario(draw, config: UnitConfig) -> Scenario:
 
 # -- bad input ----------------------------------------------------------------------------
 
+_REQUEST_BITS = payload_width(REQUEST_FIELDS)
+
+
 def _random_request(draw, config) -> dict:
-    fields = {}
-    for name, (width, count, signed) in _REQUEST_WIDTHS.items():
-        values = [draw.integers(0, (1 << width) - 1) for _ in range(count)]
-        if signed:
-            values = [v - (1 << width) if v >> (width - 1) else v for v in values]
-        fields[name] = values if count > 1 else values[0]
-    # mostly a slot the scenario wrote, so the descriptor's rules are reached
-    fields["slot"] = draw.integers(0, 255) if draw.integers(0, 7) == 0 else None
+    """A request of random fields: every bit of the request payload random."""
+    fields = unpack_payload(REQUEST_FIELDS, draw.integers(0, (1 << _REQUEST_BITS) - 1))
+    # the request's own slot, but now and then a random one (one not written, or past the slots)
+    if draw.integers(0, 7) != 0:
+        del fields["slot"]
     return fields
 
 
 def illegal_scenario(draw, config: UnitConfig) -> Scenario:
-    """Bad input (the ``illegal`` generator): random 128-byte images, legal images with one
-    to three bits flipped, random request fields; a scenario fills every slot, each with
-    one request."""
-    pairs = []
-    for _ in range(config.slots):
-        kind = draw.integers(0, 2)
+    """Bad input (the ``illegal`` generator): random 128-byte images and legal images with
+    one to three bits flipped, each with one to eight requests: the legal request of the
+    image it was flipped from, and others with some or all fields random (a random slot
+    now and then). Every slot is filled, and the requests run in a random order, back to
+    back."""
+    images, requests = {}, []
+    for slot in range(config.slots):
+        kind = draw.integers(0, 1)
         if kind == 0:
             image = draw.integers(0, (1 << 8 * DESCRIPTOR_BYTES) - 1).to_bytes(DESCRIPTOR_BYTES, "little")
-            fields = {}
+            fields = _random_request(draw, config)
         else:
             [(image, fields)] = _legal_pairs(draw, config, 1)
         if kind == 1:
             for _ in range(draw.integers(1, 3)):
                 bit = draw.integers(0, 8 * DESCRIPTOR_BYTES - 1)
                 image = _store(image, bit, 1, ~(image[bit // 8] >> (bit % 8)) & 1)
-        if kind != 1 or draw.integers(0, 3) == 0:
+        images[slot] = image
+        requests.append({"slot": slot, **fields})
+        for _ in range(draw.integers(0, 7)):
             random_fields = _random_request(draw, config)
-            if random_fields["slot"] is None:
-                del random_fields["slot"]
-            fields = {**fields, **random_fields} if kind == 0 or draw.boolean() else {
-                **fields, **{k: v for k, v in random_fields.items() if draw.integers(0, 3) == 0}}
-        pairs.append((image, fields))
-    return _scenario(config, pairs, draw)
+            if draw.boolean():      # some fields random, the others the legal request's
+                random_fields = {k: v for k, v in random_fields.items() if draw.integers(0, 2) == 0}
+            requests.append({"slot": slot, **fields, **random_fields})
+    for i in range(len(requests) - 1, 0, -1):      # shuffled, with the draw's own choices
+        j = draw.integers(0, i)
+        requests[i], requests[j] = requests[j], requests[i]
+    return _finish(config, images, requests, draw)
 
 
 # -- faults -------------------------------------------------------------------------------

@@ -134,25 +134,61 @@ int tma_bus(void *p, uint32_t word_address, int write, uint32_t data, uint32_t s
     return answer;
 }
 
+// n Wishbone accesses in a row (writes[i]: a write of data[i], else a read into reads[i]),
+// cycle by cycle as the batched run loop steps (EVALUATE, EDGE), so a backend that skips
+// idle partitions skips them here too: the strobe is held until the cycle whose outputs
+// show ack or err, and the next access starts in the cycle after. Returns the index of
+// the first access not acked (n if all were).
+long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, const uint8_t *writes,
+                       const uint32_t *data, uint32_t *reads) {
+    Harness *h = static_cast<Harness *>(p);
+    long long i = 0;
+    for (; i < n; i++) {
+        SET(bus__cyc, 1); SET(bus__stb, 1); SET(bus__we, writes[i] != 0);
+        SET(bus__adr, word_addresses[i]); SET(bus__dat_w, data[i]); SET(bus__sel, 0xF);
+        int answer = 2;
+        for (int wait = 0; wait < 16 && answer == 2; wait++) {
+            EVALUATE();
+            if (GET(bus__ack)) answer = 0;
+            else if (GET(bus__err)) answer = 1;
+            reads[i] = GET(bus__dat_r);
+            EDGE();
+            h->cycle++;
+        }
+        if (answer != 0) break;
+    }
+    SET(bus__cyc, 0); SET(bus__stb, 0); SET(bus__we, 0);
+    SETTLE();
+    return i;
+}
+
 // Offer n_requests requests (REQUEST_WORDS words each), request i after gaps[i] idle
-// cycles; the beat stream is ready on cycle c when ready[c % ready_length]. Runs until
-// every request has completed or max_cycles pass; returns the cycles run.
+// cycles; the beat stream is ready on cycle c when ready[c % ready_length], the completion
+// stream when completion_ready[c % completion_ready_length]. Runs until every request has
+// completed or max_cycles pass; returns the cycles run. With reset_cycle >= 0, the reset
+// is high in that cycle (nothing is offered or taken in it) and no request is offered
+// after it: the requests in flight are abandoned (docs/registers.md, "Reset").
 long long tma_run(void *p, long long max_cycles,
                   long long n_requests, const uint32_t *requests, const int32_t *gaps,
                   const uint8_t *ready, long long ready_length,
+                  const uint8_t *completion_ready, long long completion_ready_length, long long reset_cycle,
                   uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
                   uint32_t *completions, int64_t *completion_cycles, long long *n_completions) {
     Harness *h = static_cast<Harness *>(p);
     long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0;
     *n_beats = 0;
     *n_completions = 0;
-    SET(completions__ready, 1);
-    while (cycles < max_cycles && *n_completions < n_requests) {
+    while (cycles < max_cycles && (*n_completions < n_requests || cycles <= reset_cycle)) {
+        bool reset = cycles == reset_cycle;
+        if (reset) next = n_requests;       // nothing more is offered
+        SET(rst, reset);
         bool offer = next < n_requests && wait == 0;
         SET(requests__valid, offer);
         if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
-        bool beat_ready = ready[cycles % ready_length] != 0;
+        bool beat_ready = !reset && ready[cycles % ready_length] != 0;
+        bool completion_ready_now = !reset && completion_ready[cycles % completion_ready_length] != 0;
         SET(beats__ready, beat_ready);
+        SET(completions__ready, completion_ready_now);
         EVALUATE();
         SAMPLE(cycles);
         bool request_taken = offer && GET(requests__ready);
@@ -161,7 +197,7 @@ long long tma_run(void *p, long long max_cycles,
             beat_cycles[*n_beats] = cycles;
             ++*n_beats;
         }
-        if (GET(completions__valid)) {
+        if (completion_ready_now && GET(completions__valid)) {
             TAKE(completions__payload, completions + *n_completions * COMPLETION_WORDS);
             completion_cycles[*n_completions] = cycles;
             ++*n_completions;
@@ -176,7 +212,9 @@ long long tma_run(void *p, long long max_cycles,
             wait--;
         }
     }
+    SET(rst, 0);
     SET(requests__valid, 0);
+    SET(completions__ready, 1);
     SETTLE();
     return cycles;
 }
@@ -275,10 +313,15 @@ class NativeUnit:
         self.lib.tma_bus.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint32,
                                      ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)]
         pointer = np.ctypeslib.ndpointer
+        self.lib.tma_bus_many.argtypes = [ctypes.c_void_p, ctypes.c_longlong, pointer(np.uint32, flags="C"),
+                                          pointer(np.uint8, flags="C"), pointer(np.uint32, flags="C"),
+                                          pointer(np.uint32, flags="C")]
+        self.lib.tma_bus_many.restype = ctypes.c_longlong
         self.lib.tma_run.argtypes = [
             ctypes.c_void_p, ctypes.c_longlong, ctypes.c_longlong,
             pointer(np.uint32, flags="C"), pointer(np.int32, flags="C"),
             pointer(np.uint8, flags="C"), ctypes.c_longlong,
+            pointer(np.uint8, flags="C"), ctypes.c_longlong, ctypes.c_longlong,
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.c_longlong,
             ctypes.POINTER(ctypes.c_longlong),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong)]
@@ -333,22 +376,43 @@ class NativeUnit:
             raise TimeoutError(f"no Wishbone response at {byte_address:#x}")
         return read.value
 
+    def bus_many(self, accesses: list) -> list:
+        """Wishbone accesses in one call: ``(byte address, None)`` reads, ``(byte address,
+        word)`` writes; returns the words read (0 for a write)."""
+        count = len(accesses)
+        addresses = np.array([address >> 2 for address, _ in accesses], dtype=np.uint32)
+        writes = np.array([value is not None for _, value in accesses], dtype=np.uint8)
+        data = np.array([value or 0 for _, value in accesses], dtype=np.uint32)
+        reads = np.zeros(max(count, 1), dtype=np.uint32)
+        done = self.lib.tma_bus_many(self.handle, count, addresses, writes, data, reads)
+        if done != count:
+            from .testbench import BusError
+            raise BusError(f"no Wishbone ack at {accesses[done][0]:#x}")
+        return reads[:count].tolist()
+
     def write_descriptor(self, slot: int, image: bytes):
-        for address, value in descriptor_writes(slot, image):
-            self.bus(address, True, value)
+        self.bus_many(descriptor_writes(slot, image))
 
     def set_slot_valid(self, mask: int):
         self.bus(SLOT_VALID_ADDRESS, True, mask)
 
+    def reset(self):
+        """One cycle with the reset high (docs/registers.md, "Reset")."""
+        self.run([], np.zeros(1, dtype=np.int32), np.ones(1, dtype=np.uint8), 0, max_cycles=1, reset_cycle=0)
+
     def run(self, requests: list, gaps: np.ndarray, ready: np.ndarray, max_beats: int,
-            max_cycles: int = 1 << 40):
+            max_cycles: int = 1 << 40, completion_ready: np.ndarray | None = None, reset_cycle: int | None = None):
         """Run the requests (field dicts); returns (beat words, beat cycles, completion words,
-        completion cycles, cycles run)."""
+        completion cycles, cycles run). ``completion_ready``: the completion stream's ready
+        pattern (default always); ``reset_cycle``: a cycle with the reset high, after which
+        no request is offered and the run goes on to ``max_cycles``."""
         count = len(requests)
         request_words = np.zeros((max(count, 1), self.request_words), dtype=np.uint32)
         for i, fields in enumerate(requests):
             value = pack_payload(REQUEST_FIELDS, fields)
             request_words[i] = np.frombuffer(value.to_bytes(4 * self.request_words, "little"), dtype=np.uint32)
+        if completion_ready is None:
+            completion_ready = np.ones(1, dtype=np.uint8)
         beats = np.zeros((max(max_beats, 1), self.beat_words), dtype=np.uint32)
         beat_cycles = np.zeros(max(max_beats, 1), dtype=np.int64)
         completions = np.zeros((max(count, 1), self.completion_words), dtype=np.uint32)
@@ -356,7 +420,9 @@ class NativeUnit:
         n_beats, n_completions = ctypes.c_longlong(), ctypes.c_longlong()
         cycles = self.lib.tma_run(self.handle, max_cycles, count, request_words,
                                   np.ascontiguousarray(gaps, dtype=np.int32),
-                                  np.ascontiguousarray(ready, dtype=np.uint8), len(ready), beats, beat_cycles,
+                                  np.ascontiguousarray(ready, dtype=np.uint8), len(ready),
+                                  np.ascontiguousarray(completion_ready, dtype=np.uint8), len(completion_ready),
+                                  -1 if reset_cycle is None else reset_cycle, beats, beat_cycles,
                                   max_beats, ctypes.byref(n_beats), completions, completion_cycles,
                                   ctypes.byref(n_completions))
         return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],

@@ -15,6 +15,11 @@ explore
     (cached); a CSV and plots.
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
+verify
+    A verification campaign: the RTL in lockstep with the golden model on generated
+    scenarios from a seed (fresh by default), on every core, until a count or a time
+    budget; prints a coverage report, writes a shrunk reproducer for each difference;
+    ``--replay FILE`` runs one again (docs/verification.md).
 layout
     Where every 16-byte chunk of a copy's box lands: global address, shared-memory address
     after the swizzle, out-of-bounds elements. Takes a descriptor and a request from JSON
@@ -267,6 +272,73 @@ def cmd_build(args) -> int:
     return 0
 
 
+def _weights(text: str) -> dict:
+    """``legal=3,illegal=4`` (or bare names, weight 1) as a dict of generator weights."""
+    from .sim.generate import GENERATORS
+    weights = {}
+    for entry in text.split(","):
+        name, _, weight = entry.partition("=")
+        if name not in GENERATORS:
+            raise TmaError(ErrorCode.ENUM_RANGE, "--generators", shown(name),
+                           f"is not a generator ({', '.join(GENERATORS)})")
+        weights[name] = _flag_int(weight, f"--generators {name}") if weight else 1
+    return weights
+
+
+def _progress(ran, coverage, failures):
+    print(f"\r{ran:,} scenarios, {sum(coverage.requests.values()):,} cases, {len(failures)} differences", end="",
+          file=sys.stderr, flush=True)
+
+
+def cmd_verify(args) -> int:
+    from pathlib import Path
+    from .model.config import UnitConfig
+    from .sim import campaign
+    from .sim.cosim import Mismatch
+    if args.replay:
+        scenario, context = campaign.read_reproducer(args.replay)
+        backend = args.backend or context.get("backend", "cxxrtl")
+        unit = campaign.make_unit(scenario.config, backend, args.optimize)
+        try:
+            if args.vcd:
+                with unit.waveform(args.vcd):
+                    campaign.replay(scenario, unit=unit)
+            else:
+                campaign.replay(scenario, unit=unit)
+        except Mismatch as error:
+            print(error)
+            return 1
+        print(f"{args.replay}: {len(scenario.requests)} requests, no difference on {backend}")
+        return 0
+    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width)
+    seed = campaign.fresh_seed() if args.seed is None else _flag_int(args.seed, "--seed")
+    print(f"campaign seed {seed}", flush=True)
+    scenarios = None if args.scenarios is None else _flag_int(args.scenarios, "--scenarios")
+    start = _flag_int(args.start, "--start")
+    seconds = 60.0 if scenarios is None and args.seconds is None else args.seconds
+    weights = _weights(args.generators) if args.generators else None
+    backend = args.backend or "cxxrtl"
+    report = campaign.run_campaign(config, backend, seed, scenarios, seconds, weights, args.workers,
+                                   start=start, optimize=args.optimize,
+                                   progress=_progress if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(campaign.format_report(report, campaign.buckets_possible()))
+    if args.json:
+        Path(args.json).write_text(json.dumps(campaign.report_to_json(report), indent=1) + "\n")
+    unit = None
+    for failure in report["failures"]:
+        scenario = campaign.scenario_from_json(failure.scenario)
+        unit = unit or campaign.make_unit(config, backend, args.optimize)
+        small = campaign.shrink(scenario, unit)
+        path = campaign.write_reproducer(Path(args.out) / f"{report['seed']}-{failure.index}.json", small,
+                                         failure.report, backend, seed=report["seed"], index=failure.index,
+                                         generator=failure.generator)
+        print(f"reproducer: {path} ({len(small.requests)} of {len(scenario.requests)} requests; "
+              f"tma-unit verify --replay {path})")
+    return 1 if report["failures"] else 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -345,6 +417,27 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"the unit's clock, from the PLL (default {DEFAULT_MHZ:g}: met by a routed build)")
     build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
     build.set_defaults(run=cmd_build)
+    verify = sub.add_parser("verify", help="a campaign: the RTL in lockstep with the model on generated cases",
+                            description="The RTL in lockstep with the golden model on generated scenarios "
+                                        "(docs/verification.md). Exit status 1 if any differed.")
+    verify.add_argument("--seed", help="the campaign's seed (default: a fresh one, printed)")
+    verify.add_argument("--scenarios", help="how many scenarios to run")
+    verify.add_argument("--seconds", type=float, help="time budget (default 60 s when no --scenarios)")
+    verify.add_argument("--start", default="0", help="first scenario index: a campaign resumes or is split by index ranges")
+    verify.add_argument("--generators", help="generators and weights, e.g. legal=3,illegal=4 "
+                                             "(legal, boundary, illegal, faults; default all)")
+    verify.add_argument("--workers", type=int, help="processes (default: every core)")
+    verify.add_argument("--backend", choices=["cxxrtl", "verilator"], help="compiled backend (default cxxrtl)")
+    verify.add_argument("--optimize", help="C++ optimisation flags of the compiled unit (default -O3 -march=native)",
+                        default="-O3 -march=native")
+    verify.add_argument("--lanes", type=int, default=1)
+    verify.add_argument("--slots", type=int, default=8)
+    verify.add_argument("--address-width", type=int, default=64)
+    verify.add_argument("--out", default="verify-failures", help="folder for reproducers (default verify-failures)")
+    verify.add_argument("--json", help="write the report as JSON to this file")
+    verify.add_argument("--replay", help="run one reproducer file again")
+    verify.add_argument("--vcd", help="with --replay: record the run's waveform to this VCD file")
+    verify.set_defaults(run=cmd_verify)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)

@@ -1,0 +1,724 @@
+"""The verification campaign: the RTL run in lockstep with the golden model on generated
+scenarios (:mod:`.generate`), checked a whole run at a time with numpy, in parallel
+processes, with a coverage report, shrunk reproducers and a corpus that replays them
+(docs/verification.md).
+
+The checker here compares every field of every beat and completion the compiled unit
+emits with what the model says, as arrays: the beat layout (``rtl.layouts.beat_layout``)
+is flattened into its fields, each field of every beat is cut out of the beats' words at
+once, and each is compared with the model's value for the field of the same name: a field
+of the model's transactions (``model.transactions.Transactions``), a field of the request
+(``model.layout.REQUEST_FIELDS``), or ``last``. So a field added to the beat layout is
+compared without a change here, and one that neither side names stops the run with an
+error that says so.
+
+Beside the streams, a campaign checks what software reads: after each scenario, the
+status registers against a mirror kept from the model's completions (docs/registers.md).
+"""
+
+import concurrent.futures
+import json
+import os
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+import numpy as np
+
+from ..model.config import UnitConfig
+from ..model.errors import ErrorCode
+from ..model.layout import COMPLETION_FIELDS, REQUEST_FIELDS, decode_descriptor
+from ..model.transactions import Transactions
+from ..model.types import AccessMode, Operation, Swizzle, DataType, dtype_from_ptx_code
+from ..model.unit import Completion, check, complete
+from ..rtl.layouts import CompletionLayout, beat_layout
+from ..rtl.regfile import REGISTERS
+from .cosim import Mismatch, Scenario, ready_pattern, request_gaps
+from .generate import GENERATORS, RandomDraw
+
+__all__ = ["flat_layout", "field_values", "expected_beats", "BatchChecker", "run_scenario", "Coverage",
+           "Failure", "run_campaign", "scenario_to_json", "scenario_from_json", "write_reproducer",
+           "read_reproducer", "replay", "shrink", "make_unit", "MAX_CASE_BYTES", "BACKENDS", "DRAIN_CYCLES", "StatusMirror",
+           "ScenarioResult", "model_answers", "scenario_at", "run_chunk", "DEFAULT_WEIGHTS", "fresh_seed",
+           "format_report", "report_to_json", "buckets_possible"]
+
+#: The compiled backends a campaign runs on.
+BACKENDS = ("cxxrtl", "verilator")
+#: Cycles a run goes on after a reset in it, to see that nothing more comes out.
+DRAIN_CYCLES = 64
+
+
+# -- layouts as flat fields ---------------------------------------------------------------
+
+def flat_layout(layout, prefix: str = "", base: int = 0) -> list[tuple[str, int, int]]:
+    """(name, offset, width) of every scalar field of a ``data`` layout, in layout order:
+    array entries named ``name[i]``, nested fields ``outer.inner``."""
+    from amaranth.lib import data
+    out = []
+    if isinstance(layout, data.ArrayLayout):
+        elem = layout.elem_shape
+        for i in range(layout.length):
+            out += flat_layout(elem, f"{prefix}[{i}]", base + i * data.Layout.cast(elem).size)
+        return out
+    if isinstance(layout, data.StructLayout):
+        for name, member in layout:
+            out += flat_layout(member.shape, f"{prefix}.{name}" if prefix else name, base + member.offset)
+        return out
+    width = data.Layout.cast(layout).size if isinstance(layout, data.Layout) else _shape_width(layout)
+    return [(prefix, base, width)]
+
+
+def _shape_width(shape) -> int:
+    from amaranth.hdl import Shape
+    return Shape.cast(shape).width
+
+
+def field_values(words: np.ndarray, offset: int, width: int) -> np.ndarray:
+    """Bits ``offset`` to ``offset + width`` (at most 64 bits) of each row of ``words``
+    (uint32, least significant word first), as uint64."""
+    if len(words) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    first, shift = divmod(offset, 32)
+    value = words[:, first].astype(np.uint64) >> np.uint64(shift)
+    have = 32 - shift
+    index = first + 1
+    while have < width:
+        value |= words[:, index].astype(np.uint64) << np.uint64(have)
+        have += 32
+        index += 1
+    if width < 64:
+        value &= np.uint64((1 << width) - 1)
+    return value
+
+
+# -- what the model expects -----------------------------------------------------------------
+
+_REQUEST_NAMES = {f.name for f in REQUEST_FIELDS}
+
+
+def _lane_expected(name: str, transactions: Transactions, count: int, width: int) -> np.ndarray:
+    """The model's value of lane field ``name`` for each of a request's transactions."""
+    if name == "valid":
+        return np.ones(count, dtype=np.uint64)
+    if not hasattr(transactions, name):
+        raise LookupError(f"the beat field lanes[].{name} has no expected value: the model's transactions "
+                          "have no field of that name")
+    value = np.asarray(getattr(transactions, name))
+    if name == "global_address":        # the unit's addresses are address_width bits
+        value = value.astype(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else (1 << 64) - 1)
+    return np.broadcast_to(value, (count,)).astype(np.uint64)
+
+
+def _side_expected(name: str, transactions: Transactions, fields: dict) -> int:
+    """The model's value of a beat field shared by the beat's chunks."""
+    if name in _REQUEST_NAMES:
+        return int(fields[name])
+    value = getattr(transactions, name, None)
+    if value is None or isinstance(value, np.ndarray):
+        raise LookupError(f"the beat field {name} has no expected value: neither the request nor the model's "
+                          "transactions have a scalar field of that name")
+    return int(value)
+
+
+def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tuple[dict, np.ndarray]:
+    """Every beat field (``flat``: :func:`flat_layout` of the beat layout) of every beat the
+    model expects for ``requests`` (their answers: :class:`~tma_unit.model.unit.Completion`),
+    as arrays, and the index of the request each beat belongs to."""
+    columns = {name: [] for name, _, _ in flat}
+    owners = []
+    for index, (fields, answer) in enumerate(zip(requests, answers)):
+        t = answer.transactions
+        if t is None or len(t) == 0:
+            continue
+        count = len(t)
+        beats = -(-count // lanes)
+        pad = beats * lanes - count
+        for name, _, width in flat:
+            if name.startswith("lanes["):
+                lane = int(name[6:name.index("]")])
+                if lane == 0:           # all lanes at once, from lane 0's entry
+                    lane_name = name[name.index(".") + 1:]
+                    value = np.concatenate([_lane_expected(lane_name, t, count, width),
+                                            np.zeros(pad, dtype=np.uint64)]).reshape(beats, lanes)
+                    for j in range(lanes):
+                        columns[f"lanes[{j}].{lane_name}"].append(value[:, j])
+            elif name == "last":
+                last = np.zeros(beats, dtype=np.uint64)
+                last[-1] = 1
+                columns[name].append(last)
+            else:
+                columns[name].append(np.full(beats, _side_expected(name, t, fields), dtype=np.uint64))
+        owners.append(np.full(beats, index, dtype=np.int64))
+    arrays = {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+              for name, parts in columns.items()}
+    return arrays, np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+
+
+# -- the checker ----------------------------------------------------------------------------
+
+#: The most bytes one request of a campaign may move: a prefetch has no shared-memory
+#: bound, and a legal 5-D box of 256^5 elements would take the model and the RTL hours.
+MAX_CASE_BYTES = 64 * 1024
+
+
+def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completion]:
+    """The model's completion of each request of a scenario: a slot is the image the
+    scenario wrote there if its SLOT_VALID bit is set, else none (SLOT_INVALID). The
+    rules are checked first, and the transactions made only for a request that keeps
+    them. With ``drop_large``, a request that would move more than :data:`MAX_CASE_BYTES`
+    is taken out of the scenario first."""
+    config = scenario.config
+    answers, kept = [], []
+    for fields in scenario.requests:
+        slot = fields["slot"]
+        valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
+        image = scenario.images.get(slot) if valid else None
+        status, count = check(image, fields, config)
+        if status != ErrorCode.OK:
+            answers.append(Completion(fields["request_id"], status, 0, None))
+        elif drop_large and count > MAX_CASE_BYTES:
+            continue
+        else:
+            answers.append(complete(image, fields, config))
+        kept.append(fields)
+    scenario.requests[:] = kept
+    return answers
+
+
+class BatchChecker:
+    """The model's expected beats and completions of a scenario, compared with a whole
+    run's output at once."""
+
+    def __init__(self, scenario: Scenario, answers: list | None = None):
+        self.scenario = scenario
+        config = scenario.config
+        self.flat = flat_layout(beat_layout(config))
+        self.completion_flat = flat_layout(CompletionLayout)
+        self.answers = answers if answers is not None else model_answers(scenario)
+        self.expected, self.owners = expected_beats(scenario.requests, self.answers, self.flat, config.lanes)
+        self.beat_count = len(self.owners)
+
+    def _context(self, index: int) -> str:
+        fields = self.scenario.requests[index]
+        slot = fields["slot"]
+        image = self.scenario.images.get(slot)
+        try:
+            descriptor = decode_descriptor(image).to_dict() if image is not None else None
+        except Exception as error:      # an illegal image: show why
+            descriptor = f"illegal: {error}"
+        return f"request {index}\n  request: {fields}\n  descriptor (slot {slot}): {descriptor}"
+
+    def _model_error(self, index: int):
+        fields = self.scenario.requests[index]
+        slot, config = fields["slot"], self.scenario.config
+        valid = slot < config.slots and (self.scenario.valid_slots >> slot) & 1
+        return complete(self.scenario.images.get(slot) if valid else None, fields, config).error
+
+    def _fail(self, what: str, cycle: int, differences: list, index: int):
+        lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(max(index, 0))]
+        lines += [f"  {name}: expected {expected!r}, got {got!r}" for name, expected, got in differences]
+        raise Mismatch("\n".join(lines), cycle)
+
+    def check(self, beat_words: np.ndarray, beat_cycles: np.ndarray, completion_words: np.ndarray,
+              completion_cycles: np.ndarray, cycles: int, reset_cycle: int | None = None) -> None:
+        """Raise :class:`Mismatch` at the first difference. With ``reset_cycle``, the run's
+        output up to the reset must be a prefix of the model's, and nothing may follow it."""
+        got_beats, want_beats = len(beat_words), self.beat_count
+        got_completions, want_completions = len(completion_words), len(self.answers)
+        if reset_cycle is not None:
+            late = [int(c) for c in list(beat_cycles) + list(completion_cycles) if c >= reset_cycle]
+            if late:
+                self._fail(f"output after the reset at cycle {reset_cycle}", late[0], [], 0)
+        count = min(got_beats, want_beats)
+        got = {name: field_values(beat_words[:count], offset, width) for name, offset, width in self.flat}
+        bad = np.zeros(count, dtype=bool)
+        for name, _, _ in self.flat:
+            differs = got[name] != self.expected[name][:count]
+            if name.startswith("lanes[") and not name.endswith(".valid"):
+                lane = name[:name.index(".")]
+                differs &= self.expected[f"{lane}.valid"][:count] == 1   # only a valid chunk's fields count
+            bad |= differs
+        if bad.any():
+            b = int(np.argmax(bad))
+            owner = int(self.owners[b])
+            differences = [(name, int(self.expected[name][b]), int(got[name][b])) for name, _, _ in self.flat
+                           if got[name][b] != self.expected[name][b]
+                           and (not name.startswith("lanes[") or name.endswith(".valid")
+                                or self.expected[f"{name[:name.index('.')]}.valid"][b] == 1)]
+            first = int(np.argmax(self.owners == owner))
+            self._fail(f"beat {b - first} of request {owner}", int(beat_cycles[b]), differences, owner)
+        # completions, in order: each field of the completion layout against the model's
+        # completion's field of the same name
+        count_c = min(got_completions, want_completions)
+        got_c = {name: field_values(completion_words[:count_c], offset, width)
+                 for name, offset, width in self.completion_flat}
+        want_c = {name: np.array([int(getattr(answer, name)) for answer in self.answers[:count_c]], dtype=np.uint64)
+                  for name, _, _ in self.completion_flat}
+        bad_c = np.zeros(count_c, dtype=bool)
+        for name, _, _ in self.completion_flat:
+            bad_c |= got_c[name] != want_c[name]
+        if bad_c.any():
+            i = int(np.argmax(bad_c))
+            answer = self.answers[i]
+            show = {"status": lambda code: _code_name(int(code))}
+            differences = [(name, show.get(name, int)(want_c[name][i]), show.get(name, int)(got_c[name][i]))
+                           for name, _, _ in self.completion_flat if want_c[name][i] != got_c[name][i]]
+            if answer.status != ErrorCode.OK:       # the rule, in the model's words
+                differences.append(("model's error", str(self._model_error(i)), None))
+            self._fail(f"completion {i}", int(completion_cycles[i]), differences, i)
+        if reset_cycle is not None:
+            return      # a prefix is all a reset leaves
+        if got_beats > want_beats:
+            self._fail("a beat the model does not expect", int(beat_cycles[want_beats]), [],
+                       int(self.owners[-1]) if want_beats else len(self.answers) - 1)
+        if got_completions != want_completions:
+            self._fail(f"the run ended with {got_completions} of {want_completions} completions", cycles, [],
+                       min(got_completions, want_completions - 1))
+        if got_beats < want_beats:
+            self._fail(f"the run ended with {got_beats} of {want_beats} beats", cycles, [],
+                       int(self.owners[got_beats]))
+
+
+_CODE_NAMES = {code.value: code.name for code in ErrorCode}
+
+
+def _code_name(status: int):
+    return ErrorCode(status).name if status in ErrorCode._value2member_map_ else status
+
+
+# -- what software reads --------------------------------------------------------------------
+
+_OFFSET = {r.name: r.offset for r in REGISTERS}
+
+
+@dataclass
+class StatusMirror:
+    """The status registers as docs/registers.md defines them, kept from the model's
+    completions: what software must read after a scenario."""
+    completed: int = 0
+    error: bool = False
+    last_error: int = 0
+    error_count: int = 0
+    error_id: int = 0
+    written: int = 0            # slots written since the reset
+
+    def take(self, answers: list):
+        for answer in answers:
+            self.completed = (self.completed + 1) & 0xFFFFFFFF
+            if answer.status != ErrorCode.OK:
+                self.error = True
+                self.last_error = int(answer.status)
+                self.error_id = answer.request_id
+                self.error_count = min(self.error_count + 1, 0xFFFF)
+
+    def expected(self, valid_slots: int) -> dict:
+        return {"STATUS": int(self.error) | self.last_error << 8 | self.error_count << 16,
+                "ERROR_ID": self.error_id, "COMPLETED": self.completed, "SLOT_VALID": valid_slots & self.written}
+
+
+# -- one scenario on a compiled unit --------------------------------------------------------
+
+def make_unit(config: UnitConfig, backend: str, optimize: str | None = None):
+    """A compiled unit of ``backend`` (:data:`BACKENDS`) for ``config``."""
+    if backend == "cxxrtl":
+        from .cxxrtl import CxxrtlUnit
+        return CxxrtlUnit(config, optimize)
+    if backend == "verilator":
+        from .verilator import VerilatorUnit
+        return VerilatorUnit(config, optimize)
+    raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+
+
+@dataclass
+class ScenarioResult:
+    requests: int
+    beats: int
+    cycles: int
+    answers: list
+
+
+def _completion_pattern(scenario: Scenario) -> np.ndarray:
+    pattern = ready_pattern(scenario.seed + 7, scenario.completion_ready_probability)
+    if scenario.completion_stall is not None:
+        first, length = scenario.completion_stall
+        pattern = np.concatenate([pattern, np.ones(max(0, first + length - len(pattern)), dtype=np.uint8)])
+        pattern[first:first + length] = 0
+    return pattern
+
+
+def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -> ScenarioResult:
+    """Run ``scenario`` on a compiled unit and check everything it emits with the model,
+    and then the status registers against ``mirror`` (updated). Raises :class:`Mismatch`."""
+    config = scenario.config
+    mirror = mirror if mirror is not None else StatusMirror()
+    answers = model_answers(scenario, drop_large=True)
+    checker = BatchChecker(scenario, answers)
+    if scenario.reset_first:
+        unit.reset()
+        mirror.__init__()
+    writes = []
+    for slot, image in scenario.images.items():
+        if image is not None:
+            writes += _descriptor_writes(slot, image)
+            mirror.written |= 1 << slot
+    writes.append((_OFFSET["SLOT_VALID"], scenario.valid_slots))
+    unit.bus_many(writes)
+    count = len(scenario.requests)
+    max_cycles = 1 << 40
+    if scenario.reset_cycle is not None:
+        max_cycles = scenario.reset_cycle + DRAIN_CYCLES
+    beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
+        scenario.requests, request_gaps(scenario.seed, count, scenario.max_gap),
+        ready_pattern(scenario.seed, scenario.ready_probability), checker.beat_count + 1,
+        max_cycles=max_cycles, completion_ready=_completion_pattern(scenario), reset_cycle=scenario.reset_cycle)
+    checker.check(beats, beat_cycles, completions, completion_cycles, cycles, scenario.reset_cycle)
+    if scenario.reset_cycle is not None:
+        mirror.__init__()
+    else:
+        mirror.take(answers)
+    _check_registers(unit, mirror, scenario, cycles)
+    return ScenarioResult(count, len(beats), cycles, answers)
+
+
+def _descriptor_writes(slot, image):
+    from ..rtl.regfile import descriptor_writes
+    return descriptor_writes(slot, image)
+
+
+def _check_registers(unit, mirror: StatusMirror, scenario: Scenario, cycles: int):
+    names = ["STATUS", "ERROR_ID", "COMPLETED", "SLOT_VALID"]
+    reads = unit.bus_many([(_OFFSET[name], None) for name in names])
+    valid = 0 if scenario.reset_cycle is not None else scenario.valid_slots
+    want = mirror.expected(valid)
+    differences = [(name, hex(want[name]), hex(got)) for name, got in zip(names, reads) if got != want[name]]
+    if differences:
+        raise Mismatch("\n".join([f"RTL and model differ after the run ({cycles} cycles): status registers"]
+                                 + [f"  {name}: expected {e}, got {g}" for name, e, g in differences]), cycles)
+
+
+# -- coverage -------------------------------------------------------------------------------
+
+@dataclass
+class Coverage:
+    """What a campaign ran: per generator scenarios, requests, beats and cycles; each error
+    code's completions; each access mode x operation x swizzle x element type bucket of the
+    requests completed OK."""
+    scenarios: Counter = field(default_factory=Counter)
+    requests: Counter = field(default_factory=Counter)
+    beats: Counter = field(default_factory=Counter)
+    cycles: Counter = field(default_factory=Counter)
+    codes: Counter = field(default_factory=Counter)
+    buckets: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def add(self, generator: str, scenario: Scenario, result: ScenarioResult):
+        self.scenarios[generator] += 1
+        self.requests[generator] += result.requests
+        self.beats[generator] += result.beats
+        self.cycles[generator] += result.cycles
+        for fields, answer in zip(scenario.requests, result.answers):
+            self.codes[_CODE_NAMES[answer.status]] += 1
+            if answer.status == ErrorCode.OK:
+                self.buckets[_bucket(scenario.images[fields["slot"]], fields)] += 1
+
+    def merge(self, other: "Coverage"):
+        for name in ("scenarios", "requests", "beats", "cycles", "codes", "buckets"):
+            getattr(self, name).update(getattr(other, name))
+        self.seconds = max(self.seconds, other.seconds)
+
+    def to_dict(self) -> dict:
+        return {name: dict(value) if isinstance(value, Counter) else value for name, value in asdict(self).items()}
+
+
+_SWIZZLE_BITS = {"swizzle_mode": None, "swizzle_atomicity": None, "elemtype": None}
+
+
+def _image_field(image: bytes, name: str) -> int:
+    from ..model.layout import DESCRIPTOR_FIELDS
+    f = next(f for f in DESCRIPTOR_FIELDS if f.name == name)
+    return int.from_bytes(image, "little") >> f.offset & ((1 << f.width) - 1)
+
+
+def _bucket(image: bytes, fields: dict) -> str:
+    swizzle = Swizzle.from_pair(_image_field(image, "swizzle_mode"), _image_field(image, "swizzle_atomicity"))
+    dtype = dtype_from_ptx_code(_image_field(image, "elemtype"))
+    return "/".join([AccessMode(fields["mode"]).name, Operation(fields["operation"]).name,
+                     swizzle.name if swizzle is not None else "?", dtype.name if dtype is not None else "?"])
+
+
+# -- reproducers ----------------------------------------------------------------------------
+
+def scenario_to_json(scenario: Scenario) -> dict:
+    data = {k: v for k, v in asdict(scenario).items() if k not in ("config", "images", "names")}
+    data["config"] = scenario.config.to_dict()
+    data["images"] = {str(slot): (image.hex() if image is not None else None) for slot, image in scenario.images.items()}
+    data["completion_stall"] = list(scenario.completion_stall) if scenario.completion_stall else None
+    return data
+
+
+def scenario_from_json(data: dict) -> Scenario:
+    data = dict(data)
+    config = UnitConfig(**data.pop("config"))
+    images = {int(slot): (bytes.fromhex(image) if image is not None else None)
+              for slot, image in data.pop("images").items()}
+    stall = data.pop("completion_stall", None)
+    return Scenario(config, images, completion_stall=tuple(stall) if stall else None, **data)
+
+
+def write_reproducer(path, scenario: Scenario, report: str, backend: str, **context) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"backend": backend, **context, "report": report.splitlines(),
+                                "scenario": scenario_to_json(scenario)}, indent=1) + "\n")
+    return path
+
+
+def read_reproducer(path) -> tuple[Scenario, dict]:
+    data = json.loads(Path(path).read_text())
+    return scenario_from_json(data.pop("scenario")), data
+
+
+def replay(scenario: Scenario, backend: str = "cxxrtl", optimize: str | None = None,
+           unit=None) -> ScenarioResult:
+    """Run one scenario on a unit fresh from reset; raises :class:`Mismatch` on a difference."""
+    unit = unit if unit is not None else make_unit(scenario.config, backend, optimize)
+    unit.reset()
+    return run_scenario(unit, scenario)
+
+
+def _fails(scenario: Scenario, unit) -> bool:
+    try:
+        replay(scenario, unit=unit)
+    except Mismatch:
+        return True
+    return False
+
+
+def shrink(scenario: Scenario, unit, budget: int = 200) -> Scenario:
+    """The smallest scenario found that still differs on a fresh unit: requests left out
+    one at a time, then the faults, backpressure and gaps taken away, each change kept if
+    the difference stays. ``budget``: the most replays tried."""
+    from copy import deepcopy
+    best = deepcopy(scenario)
+    tries = 0
+    changed = True
+    while changed and tries < budget:
+        changed = False
+        for i in range(len(best.requests)):
+            if tries >= budget or i >= len(best.requests):
+                break
+            trial = deepcopy(best)
+            del trial.requests[i]
+            tries += 1
+            if trial.requests and _fails(trial, unit):
+                best, changed = trial, True
+        for name, value in (("reset_cycle", None), ("completion_stall", None), ("completion_ready_probability", 1.0),
+                            ("ready_probability", 1.0), ("max_gap", 0), ("reset_first", False)):
+            if getattr(best, name) != value and tries < budget:
+                trial = deepcopy(best)
+                setattr(trial, name, value)
+                tries += 1
+                if _fails(trial, unit):
+                    best, changed = trial, True
+    used = {fields["slot"] for fields in best.requests}
+    for slot in list(best.images):
+        if slot not in used:
+            trial = deepcopy(best)
+            del trial.images[slot]
+            trial.valid_slots &= ~(1 << slot)
+            if _fails(trial, unit):
+                best = trial
+    return best
+
+
+# -- the campaign ---------------------------------------------------------------------------
+
+@dataclass
+class Failure:
+    """A scenario on which the RTL and the model differed."""
+    generator: str
+    index: int
+    report: str
+    scenario: dict          # scenario_to_json
+
+
+_UNITS = {}
+
+
+def _unit_for(config: UnitConfig, backend: str, optimize: str | None):
+    key = (config, backend, optimize)
+    if key not in _UNITS:
+        _UNITS[key] = make_unit(config, backend, optimize)
+    return _UNITS[key]
+
+
+def scenario_at(seed: int, index: int, config: UnitConfig, generators) -> tuple[str, Scenario]:
+    """Scenario ``index`` of the campaign with ``seed``: its generator, chosen by the index's
+    own random stream from ``generators`` (name -> weight), and the scenario."""
+    draw = RandomDraw(f"{seed}:{index}")
+    names = list(generators)
+    name = draw.random.choices(names, weights=[generators[n] for n in names])[0]
+    return name, GENERATORS[name](draw, config)
+
+
+def run_chunk(config: UnitConfig, backend: str, seed: int, start: int, count: int, generators: dict,
+              deadline: float | None = None, optimize: str | None = None) -> tuple[Coverage, list, int]:
+    """Scenarios ``start`` to ``start + count`` of a campaign (or fewer, if ``deadline``, a
+    ``time.time()``, passes first) on this process's unit: their coverage, the failures, and
+    how many ran. A module-level function, so any executor can run it."""
+    began = time.time()
+    unit = _unit_for(config, backend, optimize)
+    coverage, failures = Coverage(), []
+    mirror = StatusMirror()
+    unit.reset()
+    done = 0
+    for index in range(start, start + count):
+        if deadline is not None and time.time() >= deadline:
+            break
+        name, scenario = scenario_at(seed, index, config, generators)
+        try:
+            result = run_scenario(unit, scenario, mirror)
+        except Mismatch as error:
+            failures.append(Failure(name, index, str(error), scenario_to_json(scenario)))
+            unit.reset()
+            mirror = StatusMirror()
+        else:
+            coverage.add(name, scenario, result)
+        done += 1
+    coverage.seconds = time.time() - began
+    return coverage, failures, done
+
+
+def fresh_seed() -> int:
+    """A campaign seed from the operating system's entropy: a new one every run."""
+    return random.SystemRandom().randrange(1 << 48)
+
+
+#: The generators' default weights: bad input is cheap and most of the rules' logic.
+DEFAULT_WEIGHTS = {"legal": 3, "boundary": 2, "illegal": 4, "faults": 1}
+
+
+def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", seed: int | None = None,
+                 scenarios: int | None = None, seconds: float | None = None, generators: dict | None = None,
+                 workers: int | None = None, executor: concurrent.futures.Executor | None = None,
+                 start: int = 0, chunk: int = 200, optimize: str | None = None, progress=None) -> dict:
+    """A campaign: scenarios ``start`` on of the campaign with ``seed`` (a fresh one if None),
+    until ``scenarios`` have run or ``seconds`` have passed, on ``workers`` processes (default
+    every core) or on ``executor`` (any :class:`concurrent.futures.Executor`: a cluster's
+    runs the campaign unchanged). Returns the report: the seed, the merged
+    :class:`Coverage` and the failures."""
+    if scenarios is None and seconds is None:
+        raise ValueError("a campaign needs a count of scenarios or a time budget in seconds")
+    seed = fresh_seed() if seed is None else seed
+    generators = dict(generators or DEFAULT_WEIGHTS)
+    unknown = set(generators) - set(GENERATORS)
+    if unknown:
+        raise ValueError(f"no generator named {', '.join(sorted(unknown))} (there are {', '.join(GENERATORS)})")
+    make_unit(config, backend, optimize)          # build the library once, before the workers load it
+    own = executor is None
+    workers = workers or os.cpu_count() or 1
+    if own:
+        executor = concurrent.futures.ProcessPoolExecutor(workers) if workers > 1 else _InProcess()
+    began = time.time()
+    deadline = began + seconds if seconds is not None else None
+    end = start + scenarios if scenarios is not None else None
+    coverage, failures, ran = Coverage(), [], 0
+    next_start = start
+    pending = set()
+    try:
+        while True:
+            while len(pending) < workers and (end is None or next_start < end) and (
+                    deadline is None or time.time() < deadline):
+                count = chunk if end is None else min(chunk, end - next_start)
+                pending.add(executor.submit(run_chunk, config, backend, seed, next_start, count, generators,
+                                            deadline, optimize))
+                next_start += count
+            if not pending:
+                break
+            done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                part, found, count = future.result()
+                coverage.merge(part)
+                failures += found
+                ran += count
+                if progress is not None:
+                    progress(ran, coverage, failures)
+    finally:
+        if own:
+            executor.shutdown(cancel_futures=True)
+    coverage.seconds = time.time() - began
+    return {"seed": seed, "backend": backend, "config": config.to_dict(), "start": start, "scenarios": ran,
+            "coverage": coverage, "failures": failures}
+
+
+class _InProcess(concurrent.futures.Executor):
+    """An executor that runs each call at once in this process (one worker)."""
+
+    def submit(self, fn, *args, **kwargs):
+        future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:      # handed to the caller through the future
+            future.set_exception(error)
+        return future
+
+
+# -- the report -----------------------------------------------------------------------------
+
+def buckets_possible() -> list[str]:
+    """Every access mode x operation x swizzle x element type bucket a legal request can
+    fall in (the generators' reach): the coverage report's denominator."""
+    from .generate import CASE_KINDS, legal_case
+    found = set()
+    for kind in CASE_KINDS:
+        for k in range(3000):
+            tm, req = legal_case(RandomDraw(f"buckets:{kind}:{k}"), kind)
+            found.add("/".join([req.mode.name, req.operation.name, tm.swizzle.name, tm.dtype.name]))
+    return sorted(found)
+
+
+def format_report(report: dict, possible: list[str] | None = None) -> str:
+    """The campaign's report as text: seed, per generator counts and rates, error codes
+    hit, mode x operation table, buckets hit, differences."""
+    coverage: Coverage = report["coverage"]
+    seconds = max(coverage.seconds, 1e-9)
+    lines = [f"campaign seed {report['seed']} (scenarios {report['start']} to {report['start'] + report['scenarios']}), "
+             f"backend {report['backend']}, lanes {report['config']['lanes']}, {seconds:.1f} s"]
+    lines.append(f"{'generator':<10} {'scenarios':>10} {'cases':>10} {'beats':>12} {'cycles':>13} {'cases/s':>9}")
+    for name in sorted(coverage.scenarios):
+        lines.append(f"{name:<10} {coverage.scenarios[name]:>10,} {coverage.requests[name]:>10,} "
+                     f"{coverage.beats[name]:>12,} {coverage.cycles[name]:>13,} {coverage.requests[name] / seconds:>9,.0f}")
+    total = sum(coverage.requests.values())
+    lines.append(f"{'all':<10} {sum(coverage.scenarios.values()):>10,} {total:>10,} {sum(coverage.beats.values()):>12,} "
+                 f"{sum(coverage.cycles.values()):>13,} {total / seconds:>9,.0f}")
+    lines.append("error codes (completions, RTL and model alike):")
+    codes = [code.name for code in ErrorCode]
+    lines.append("  " + ", ".join(f"{name} {coverage.codes[name]:,}" for name in codes if coverage.codes[name]))
+    missing = [name for name in codes if not coverage.codes[name]]
+    lines.append("  not hit: " + (", ".join(missing) if missing else "none"))
+    pairs = Counter()
+    for bucket, count in coverage.buckets.items():
+        mode, operation = bucket.split("/")[:2]
+        pairs[(mode, operation)] += count
+    lines.append("requests completed OK, access mode x operation:")
+    for mode in AccessMode:
+        cells = [f"{operation.name} {pairs[(mode.name, operation.name)]:,}" for operation in Operation
+                 if pairs[(mode.name, operation.name)]]
+        lines.append(f"  {mode.name:<13} " + (", ".join(cells) if cells else "none"))
+    if possible is not None:
+        hit = [b for b in possible if coverage.buckets[b]]
+        lines.append(f"mode x operation x swizzle x type buckets hit: {len(hit)} of {len(possible)} the generators reach")
+        left = [b for b in possible if not coverage.buckets[b]]
+        if left:
+            lines.append("  not hit: " + ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else ""))
+    failures = report["failures"]
+    lines.append(f"differences: {len(failures)}")
+    for failure in failures[:5]:
+        lines.append(f"  scenario {failure.index} ({failure.generator}): {failure.report.splitlines()[0]}")
+    return "\n".join(lines)
+
+
+def report_to_json(report: dict) -> dict:
+    return {**report, "coverage": report["coverage"].to_dict(), "failures": [asdict(f) for f in report["failures"]]}
