@@ -30,9 +30,10 @@ from .decode import type_table, rank_is, rank_above
 __all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps",
            "first_broken", "smem_alignment_log2"]
 
-#: Bits of the tensor's last byte and of the stride extents: a 40-bit stride times a
-#: 32-bit count.
-SPAN_WIDTH = 72
+#: Bits of the tensor's last byte and of the stride extents, signed: four products of a
+#: stride under 2^40 and a count under 2^32 (each under 2^72) and a 64-bit address add up
+#: to under 2^75, so 75 bits and a sign hold any sum without wrapping.
+SPAN_WIDTH = 76
 
 
 def smem_alignment_log2(swizzle):

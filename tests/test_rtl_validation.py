@@ -127,6 +127,10 @@ CASES = [
     # above it; a stride with bit 39 set is not negative (issue 28, defect 2)
     ("stride-extent-2-40", patch(F16, global_stride_0=1 << 35, global_dim_1=1, global_stride_1=256),
      load((0, 0, 0)), ErrorCode.STRIDE_EXTENT),
+    # a last byte near 2^72 (a stride near 2^40 over 2^32 rows) does not wrap the sum that
+    # finds it (found by the campaign's boundary generator)
+    ("address-wrap-2-72", patch(RANK2, global_dim_1=(1 << 32) - 1, global_stride_0=(1 << 36) - 1), load((0, 0)),
+     ErrorCode.ADDRESS_WRAP),
 ]
 
 #: Rules a stored descriptor or a hardware request cannot break (docs/hardware-validation.md).
