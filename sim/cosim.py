@@ -21,11 +21,14 @@ import numpy as np
 
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
-from ..model.layout import decode_descriptor
-from ..model.unit import complete, Completion
+from ..model.layout import REQUEST_FIELDS, decode_descriptor
+from ..model.transactions import Transactions
+from ..model.unit import check, complete, Completion
+from ..rtl.layouts import CompletionLayout, beat_layout
 
-__all__ = ["Scenario", "BeatRecord", "LaneRecord", "beat_decoder", "LockstepChecker", "Mismatch", "ready_pattern",
-           "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW"]
+__all__ = ["Scenario", "BeatRecord", "LaneRecord", "beat_decoder", "LockstepChecker", "BatchChecker", "Mismatch",
+           "ready_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
+           "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BYTES"]
 
 
 @dataclass(frozen=True)
@@ -173,36 +176,157 @@ class RunResult:
     completion_cycles: list = field(default_factory=list)   # the cycle each completion was taken
 
 
-class LockstepChecker:
-    """Expected beats and completions of a scenario, compared as the RTL produces them."""
+# -- layouts as flat fields ---------------------------------------------------------------
 
-    def __init__(self, scenario: Scenario):
+def flat_layout(layout, prefix: str = "", base: int = 0) -> list[tuple[str, int, int]]:
+    """(name, offset, width) of every scalar field of a ``data`` layout, in layout order:
+    array entries named ``name[i]``, nested fields ``outer.inner``."""
+    from amaranth.lib import data
+    out = []
+    if isinstance(layout, data.ArrayLayout):
+        elem = layout.elem_shape
+        for i in range(layout.length):
+            out += flat_layout(elem, f"{prefix}[{i}]", base + i * data.Layout.cast(elem).size)
+        return out
+    if isinstance(layout, data.StructLayout):
+        for name, member in layout:
+            out += flat_layout(member.shape, f"{prefix}.{name}" if prefix else name, base + member.offset)
+        return out
+    width = data.Layout.cast(layout).size if isinstance(layout, data.Layout) else _shape_width(layout)
+    return [(prefix, base, width)]
+
+
+def _shape_width(shape) -> int:
+    from amaranth.hdl import Shape
+    return Shape.cast(shape).width
+
+
+def field_values(words: np.ndarray, offset: int, width: int) -> np.ndarray:
+    """Bits ``offset`` to ``offset + width`` (at most 64 bits) of each row of ``words``
+    (uint32, least significant word first), as uint64."""
+    if len(words) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    first, shift = divmod(offset, 32)
+    value = words[:, first].astype(np.uint64) >> np.uint64(shift)
+    have = 32 - shift
+    index = first + 1
+    while have < width:
+        value |= words[:, index].astype(np.uint64) << np.uint64(have)
+        have += 32
+        index += 1
+    if width < 64:
+        value &= np.uint64((1 << width) - 1)
+    return value
+
+
+# -- what the model expects -----------------------------------------------------------------
+
+_REQUEST_NAMES = {f.name for f in REQUEST_FIELDS}
+
+
+def _lane_expected(name: str, transactions: Transactions, count: int, width: int) -> np.ndarray:
+    """The model's value of lane field ``name`` for each of a request's transactions."""
+    if name == "valid":
+        return np.ones(count, dtype=np.uint64)
+    if not hasattr(transactions, name):
+        raise LookupError(f"the beat field lanes[].{name} has no expected value: the model's transactions "
+                          "have no field of that name")
+    value = np.asarray(getattr(transactions, name))
+    if name == "global_address":        # the unit's addresses are address_width bits
+        value = value.astype(np.uint64) & np.uint64((1 << width) - 1 if width < 64 else (1 << 64) - 1)
+    return np.broadcast_to(value, (count,)).astype(np.uint64)
+
+
+def _side_expected(name: str, transactions: Transactions, fields: dict) -> int:
+    """The model's value of a beat field shared by the beat's chunks."""
+    if name in _REQUEST_NAMES:
+        return int(fields[name])
+    value = getattr(transactions, name, None)
+    if value is None or isinstance(value, np.ndarray):
+        raise LookupError(f"the beat field {name} has no expected value: neither the request nor the model's "
+                          "transactions have a scalar field of that name")
+    return int(value)
+
+
+def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tuple[dict, np.ndarray]:
+    """Every beat field (``flat``: :func:`flat_layout` of the beat layout) of every beat the
+    model expects for ``requests`` (their answers: :class:`~tma_unit.model.unit.Completion`),
+    as arrays, and the index of the request each beat belongs to."""
+    columns = {name: [] for name, _, _ in flat}
+    owners = []
+    for index, (fields, answer) in enumerate(zip(requests, answers)):
+        t = answer.transactions
+        if t is None or len(t) == 0:
+            continue
+        count = len(t)
+        beats = -(-count // lanes)
+        pad = beats * lanes - count
+        for name, _, width in flat:
+            if name.startswith("lanes["):
+                lane = int(name[6:name.index("]")])
+                if lane == 0:           # all lanes at once, from lane 0's entry
+                    lane_name = name[name.index(".") + 1:]
+                    value = np.concatenate([_lane_expected(lane_name, t, count, width),
+                                            np.zeros(pad, dtype=np.uint64)]).reshape(beats, lanes)
+                    for j in range(lanes):
+                        columns[f"lanes[{j}].{lane_name}"].append(value[:, j])
+            elif name == "last":
+                last = np.zeros(beats, dtype=np.uint64)
+                last[-1] = 1
+                columns[name].append(last)
+            else:
+                columns[name].append(np.full(beats, _side_expected(name, t, fields), dtype=np.uint64))
+        owners.append(np.full(beats, index, dtype=np.int64))
+    arrays = {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+              for name, parts in columns.items()}
+    return arrays, np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+
+
+# -- the checker ----------------------------------------------------------------------------
+
+#: The most bytes one request of a campaign may move: a prefetch has no shared-memory
+#: bound, and a legal 5-D box of 256^5 elements would take the model and the RTL hours.
+MAX_CASE_BYTES = 64 * 1024
+
+
+def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completion]:
+    """The model's completion of each request of a scenario: a slot is the image the
+    scenario wrote there if its SLOT_VALID bit is set, else none (SLOT_INVALID). The
+    rules are checked first, and the transactions made only for a request that keeps
+    them. With ``drop_large``, a request that would move more than :data:`MAX_CASE_BYTES`
+    is taken out of the scenario first."""
+    config = scenario.config
+    answers, kept = [], []
+    for fields in scenario.requests:
+        slot = fields["slot"]
+        valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
+        image = scenario.images.get(slot) if valid else None
+        status, count = check(image, fields, config)
+        if status != ErrorCode.OK:
+            answers.append(Completion(fields["request_id"], status, 0, None))
+        elif drop_large and count > MAX_CASE_BYTES:
+            continue
+        else:
+            answers.append(complete(image, fields, config))
+        kept.append(fields)
+    scenario.requests[:] = kept
+    return answers
+
+
+class BatchChecker:
+    """The model's expected beats and completions of a scenario, compared with a whole
+    run's output at once."""
+
+    def __init__(self, scenario: Scenario, answers: list | None = None):
         self.scenario = scenario
         config = scenario.config
-        self.lanes = config.lanes
-        self.address_mask = (1 << config.address_width) - 1
-        self.expected = []              # per request: (Completion, [beats of transactions])
-        for fields in scenario.requests:
-            slot = fields["slot"]
-            valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
-            image = scenario.images.get(slot) if valid else None
-            result = complete(image, fields, config)
-            beats = []
-            if result.transactions is not None:
-                stream = list(result.transactions)
-                beats = [stream[i:i + self.lanes] for i in range(0, len(stream), self.lanes)]
-            self.expected.append((result, beats))
-        self.request_index = 0          # request whose beats come next
-        self.beat_index = 0
-        self.completion_index = 0
-        self.beats_seen = 0
-        self.bytes_moved = 0
-        self.completions = []
-        self.beat_cycles = []
-        self.completion_cycles = []
+        self.flat = flat_layout(beat_layout(config))
+        self.completion_flat = flat_layout(CompletionLayout)
+        self.answers = answers if answers is not None else model_answers(scenario)
+        self.expected, self.owners = expected_beats(scenario.requests, self.answers, self.flat, config.lanes)
+        self.beat_count = len(self.owners)
 
-    # -- reports -----------------------------------------------------------------------
-    def _context(self, index):
+    def _context(self, index: int) -> str:
         fields = self.scenario.requests[index]
         slot = fields["slot"]
         image = self.scenario.images.get(slot)
@@ -210,84 +334,151 @@ class LockstepChecker:
             descriptor = decode_descriptor(image).to_dict() if image is not None else None
         except Exception as error:      # an illegal image: show why
             descriptor = f"illegal: {error}"
-        name = self.scenario.names[index] if index < len(self.scenario.names) else f"request {index}"
-        return f"{name}\n  request: {fields}\n  descriptor (slot {slot}): {descriptor}"
+        return f"request {index}\n  request: {fields}\n  descriptor (slot {slot}): {descriptor}"
 
-    def _fail(self, what, cycle, differences, index):
-        lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(index)]
+    def _model_error(self, index: int):
+        fields = self.scenario.requests[index]
+        slot, config = fields["slot"], self.scenario.config
+        valid = slot < config.slots and (self.scenario.valid_slots >> slot) & 1
+        return complete(self.scenario.images.get(slot) if valid else None, fields, config).error
+
+    def _fail(self, what: str, cycle: int, differences: list, index: int):
+        lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(max(index, 0))]
         lines += [f"  {name}: expected {expected!r}, got {got!r}" for name, expected, got in differences]
         raise Mismatch("\n".join(lines), cycle)
 
-    # -- checks ------------------------------------------------------------------------
-    def _skip_beatless(self):
-        while (self.request_index < len(self.expected)
-               and self.beat_index >= len(self.expected[self.request_index][1])):
-            self.request_index += 1
-            self.beat_index = 0
+    def check(self, beat_words: np.ndarray, beat_cycles: np.ndarray, completion_words: np.ndarray,
+              completion_cycles: np.ndarray, cycles: int, reset_cycle: int | None = None) -> None:
+        """Raise :class:`Mismatch` at the first difference. With ``reset_cycle``, the run's
+        output up to the reset must be a prefix of the model's, and nothing may follow it."""
+        got_beats, want_beats = len(beat_words), self.beat_count
+        got_completions, want_completions = len(completion_words), len(self.answers)
+        if reset_cycle is not None:
+            late = [int(c) for c in list(beat_cycles) + list(completion_cycles) if c >= reset_cycle]
+            if late:
+                self._fail(f"output after the reset at cycle {reset_cycle}", late[0], [], 0)
+        count = min(got_beats, want_beats)
+        got = {name: field_values(beat_words[:count], offset, width) for name, offset, width in self.flat}
+        bad = np.zeros(count, dtype=bool)
+        for name, _, _ in self.flat:
+            differs = got[name] != self.expected[name][:count]
+            if name.startswith("lanes[") and not name.endswith(".valid"):
+                lane = name[:name.index(".")]
+                differs &= self.expected[f"{lane}.valid"][:count] == 1   # only a valid chunk's fields count
+            bad |= differs
+        if bad.any():
+            b = int(np.argmax(bad))
+            owner = int(self.owners[b])
+            differences = [(name, int(self.expected[name][b]), int(got[name][b])) for name, _, _ in self.flat
+                           if got[name][b] != self.expected[name][b]
+                           and (not name.startswith("lanes[") or name.endswith(".valid")
+                                or self.expected[f"{name[:name.index('.')]}.valid"][b] == 1)]
+            first = int(np.argmax(self.owners == owner))
+            self._fail(f"beat {b - first} of request {owner}", int(beat_cycles[b]), differences, owner)
+        # completions, in order: each field of the completion layout against the model's
+        # completion's field of the same name
+        count_c = min(got_completions, want_completions)
+        got_c = {name: field_values(completion_words[:count_c], offset, width)
+                 for name, offset, width in self.completion_flat}
+        want_c = {name: np.array([int(getattr(answer, name)) for answer in self.answers[:count_c]], dtype=np.uint64)
+                  for name, _, _ in self.completion_flat}
+        bad_c = np.zeros(count_c, dtype=bool)
+        for name, _, _ in self.completion_flat:
+            bad_c |= got_c[name] != want_c[name]
+        if bad_c.any():
+            i = int(np.argmax(bad_c))
+            answer = self.answers[i]
+            show = {"status": lambda code: _code_name(int(code))}
+            differences = [(name, show.get(name, int)(want_c[name][i]), show.get(name, int)(got_c[name][i]))
+                           for name, _, _ in self.completion_flat if want_c[name][i] != got_c[name][i]]
+            if answer.status != ErrorCode.OK:       # the rule, in the model's words
+                differences.append(("model's error", str(self._model_error(i)), None))
+            self._fail(f"completion {i}", int(completion_cycles[i]), differences, i)
+        if reset_cycle is not None:
+            return      # a prefix is all a reset leaves
+        if got_beats > want_beats:
+            self._fail("a beat the model does not expect", int(beat_cycles[want_beats]), [],
+                       int(self.owners[-1]) if want_beats else len(self.answers) - 1)
+        if got_completions != want_completions:
+            self._fail(f"the run ended with {got_completions} of {want_completions} completions", cycles, [],
+                       min(got_completions, want_completions - 1))
+        if got_beats < want_beats:
+            self._fail(f"the run ended with {got_beats} of {want_beats} beats", cycles, [],
+                       int(self.owners[got_beats]))
 
-    def on_beat(self, cycle: int, beat: BeatRecord):
-        self._skip_beatless()
-        if self.request_index >= len(self.expected):
-            self._fail("a beat the model does not expect", cycle, [("beat", None, beat)], len(self.expected) - 1)
-        result, beats = self.expected[self.request_index]
-        want = beats[self.beat_index]
-        last = self.beat_index == len(beats) - 1
+
+_CODE_NAMES = {code.value: code.name for code in ErrorCode}
+
+
+def _code_name(status: int):
+    return ErrorCode(status).name if status in ErrorCode._value2member_map_ else status
+
+
+class LockstepChecker:
+    """A scenario's expected beats and completions (:class:`BatchChecker`'s), compared one
+    at a time as the RTL produces them: every field of the beat layout, each beat's
+    payload given as its bits."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.batch = BatchChecker(scenario)
+        self.valid = {name: f"{name[:name.index('.')]}.valid" for name, _, _ in self.batch.flat
+                      if name.startswith("lanes[") and not name.endswith(".valid")}
+        self.lane_valid = [name for name, _, _ in self.batch.flat if name.startswith("lanes[") and name.endswith(".valid")]
+        self.beats_seen = 0
+        self.completion_index = 0
+        self.bytes_moved = 0
+        self.completions = []
+        self.beat_cycles = []
+        self.completion_cycles = []
+
+    def _fail(self, what, cycle, differences, index):
+        self.batch._fail(what, cycle, differences, index)
+
+    def on_beat(self, cycle: int, bits: int):
+        """A beat the RTL emitted, its payload as an int laid out as the beat layout."""
+        batch, b = self.batch, self.beats_seen
+        if b >= batch.beat_count:
+            self._fail("a beat the model does not expect", cycle, [("beat", None, hex(bits))],
+                       len(batch.answers) - 1)
+        expected = batch.expected
         differences = []
-        fields = self.scenario.requests[self.request_index]
-        for name, expected, got in (("request_id", fields["request_id"], beat.request_id),
-                                    ("operation", fields["operation"], beat.operation),
-                                    ("last", last, beat.last),
-                                    ("fill", want[0].fill, beat.fill),
-                                    ("element_pitch", want[0].element_pitch, beat.element_pitch)):
-            if expected != got:
-                differences.append((name, expected, got))
-        if fields["operation"] == 0 and fields["multicast_mask"] != beat.multicast_mask:
-            differences.append(("multicast_mask", fields["multicast_mask"], beat.multicast_mask))
-        for j in range(self.lanes):
-            lane = beat.lanes[j]
-            if j >= len(want):
-                if lane.valid:
-                    differences.append((f"lane {j} valid", False, True))
-                continue
-            t = want[j]
-            for name, expected, got in (("valid", True, lane.valid),
-                                        ("global_address", t.global_address & self.address_mask, lane.global_address),
-                                        ("global_length", t.global_length, lane.global_length),
-                                        ("smem_address", t.smem_address, lane.smem_address),
-                                        ("mask", t.mask, lane.mask), ("units", t.units, lane.units)):
-                if expected != got:
-                    differences.append((f"lane {j} {name}", expected, got))
-            self.bytes_moved += 16
+        for name, offset, width in batch.flat:
+            got, want = bits >> offset & ((1 << width) - 1), int(expected[name][b])
+            if got != want and (name not in self.valid or expected[self.valid[name]][b]):
+                differences.append((name, want, got))
+        owner = int(batch.owners[b])
         if differences:
-            self._fail(f"beat {self.beat_index} of request {self.request_index}", cycle, differences,
-                       self.request_index)
+            first = int(np.argmax(batch.owners == owner))
+            self._fail(f"beat {b - first} of request {owner}", cycle, differences, owner)
+        self.bytes_moved += 16 * sum(int(expected[name][b]) for name in self.lane_valid)
         self.beats_seen += 1
-        self.beat_index += 1
         self.beat_cycles.append(cycle)
 
     def on_completion(self, cycle: int, request_id: int, status: int, transaction_bytes: int):
-        if self.completion_index >= len(self.expected):
+        if self.completion_index >= len(self.batch.answers):
             self._fail("a completion the model does not expect", cycle,
-                       [("completion", None, (request_id, status, transaction_bytes))], len(self.expected) - 1)
-        result: Completion = self.expected[self.completion_index][0]
-        differences = [(name, expected, got) for name, expected, got in (
-            ("request_id", result.request_id, request_id),
-            ("status", ErrorCode(result.status).name, ErrorCode(status).name if status in ErrorCode._value2member_map_ else status),
-            ("transaction_bytes", result.transaction_bytes, transaction_bytes)) if expected != got]
-        if result.error is not None and differences:
-            differences.append(("model's error", str(result.error), None))
+                       [("completion", None, (request_id, status, transaction_bytes))], len(self.batch.answers) - 1)
+        i = self.completion_index
+        answer = self.batch.answers[i]
+        differences = [(name, want, got) for name, want, got in (
+            ("request_id", answer.request_id, request_id),
+            ("status", _code_name(int(answer.status)), _code_name(status)),
+            ("transaction_bytes", answer.transaction_bytes, transaction_bytes)) if want != got]
         if differences:
-            self._fail(f"completion {self.completion_index}", cycle, differences, self.completion_index)
+            if answer.status != ErrorCode.OK:
+                differences.append(("model's error", str(self.batch._model_error(i)), None))
+            self._fail(f"completion {i}", cycle, differences, i)
         self.completions.append((request_id, status, transaction_bytes))
         self.completion_cycles.append(cycle)
         self.completion_index += 1
 
     def finish(self, cycles: int) -> RunResult:
-        if self.completion_index != len(self.expected):
-            self._fail(f"the run ended with {self.completion_index} of {len(self.expected)} completions",
-                       cycles, [], min(self.completion_index, len(self.expected) - 1))
-        self._skip_beatless()
-        if self.request_index < len(self.expected):
-            self._fail("beats the model expected never came", cycles, [], self.request_index)
+        batch = self.batch
+        if self.completion_index != len(batch.answers):
+            self._fail(f"the run ended with {self.completion_index} of {len(batch.answers)} completions",
+                       cycles, [], min(self.completion_index, len(batch.answers) - 1))
+        if self.beats_seen < batch.beat_count:
+            self._fail("beats the model expected never came", cycles, [], int(batch.owners[self.beats_seen]))
         return RunResult(self.beats_seen, cycles, self.completions, self.bytes_moved, self.beat_cycles,
                          self.completion_cycles)

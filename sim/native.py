@@ -439,7 +439,7 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
         if image is not None:
             unit.write_descriptor(slot, image)
     unit.set_slot_valid(scenario.valid_slots)
-    expected_beats = sum(len(beats) for _, beats in checker.expected)
+    expected_beats = checker.batch.beat_count
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
         scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap),
         ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1)
@@ -448,7 +448,7 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
                     + [(int(c), 1, i) for i, c in enumerate(completion_cycles)])
     for cycle, kind, i in events:
         if kind == 0:
-            checker.on_beat(cycle, unit.decode_beat(beats[i]))
+            checker.on_beat(cycle, int.from_bytes(beats[i].tobytes(), "little"))
         else:
             value = CompletionLayout.from_bits(int.from_bytes(completions[i].tobytes(), "little"))
             checker.on_completion(cycle, int(value.request_id), int(value.status), int(value.transaction_bytes))

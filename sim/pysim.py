@@ -5,7 +5,7 @@ from amaranth.sim import Simulator
 from ..model.layout import REQUEST_FIELDS, pack_payload
 from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
-from .cosim import BeatRecord, LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult, waveform_on_mismatch
+from .cosim import LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult, waveform_on_mismatch
 from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
@@ -52,7 +52,7 @@ def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
             _, _, beat_valid, beat_ready, beat, done_valid, done = await ctx.tick().sample(
                 dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
             if beat_valid and beat_ready:
-                checker.on_beat(cycle, BeatRecord.from_view(beat))
+                checker.on_beat(cycle, beat.as_bits())
             if done_valid:
                 checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
             cycle += 1

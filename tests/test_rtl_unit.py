@@ -63,7 +63,7 @@ def test_rewrite_in_flight_and_back_to_back():
                 dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
             if valid and ready:
                 record = BeatRecord.from_view(beat)
-                (check_a if record.request_id == 1 else check_b).on_beat(cycle, record)
+                (check_a if record.request_id == 1 else check_b).on_beat(cycle, beat.as_bits())
                 beat_cycles.setdefault(record.request_id, []).append(cycle)
             if done:
                 checker = check_a if completion.request_id == 1 else check_b
@@ -323,7 +323,7 @@ def test_reset_in_the_middle_of_a_copy_aborts_it():
             _, _, beat_valid, beat, done, completion = await ctx.tick().sample(
                 dut.beats.valid, dut.beats.payload, dut.completions.valid, dut.completions.payload)
             if beat_valid:
-                checker.on_beat(cycle, BeatRecord.from_view(beat))
+                checker.on_beat(cycle, beat.as_bits())
             if done:
                 checker.on_completion(cycle, int(completion.request_id), int(completion.status),
                                       int(completion.transaction_bytes))

@@ -65,7 +65,7 @@ def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp
         time = cycle * PERIOD
         assert (wave.at(f"{top} clk", time), wave.at(f"{top} clk", time + PERIOD // 2)) == (1, 0)
         if cycle in beats:
-            checker.on_beat(cycle, decode(wave.at(f"{top} beats__payload", time)))
+            checker.on_beat(cycle, wave.at(f"{top} beats__payload", time))
         if cycle in completions:
             done = CompletionLayout.from_bits(wave.at(f"{top} completions__payload", time))
             checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
@@ -178,7 +178,7 @@ def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycle
             run(scenario, unit)
     report, cycle = str(caught.value), caught.value.cycle
     assert f"RTL and model differ at cycle {cycle}: beat {FIRST_WRONG_BEAT} of request {PLAIN_COPIES}" in report
-    assert f"lane 0 smem_address: expected {SWIZZLED}, got {DENSE}" in report
+    assert f"lanes[0].smem_address: expected {SWIZZLED}, got {DENSE}" in report
     assert "'swizzle': 'B128'" in report            # the descriptor, decoded
     # at least one beat a cycle: the difference comes after the plain copies' beats
     assert cycle > PLAIN_COPIES * 32 > MISMATCH_WINDOW

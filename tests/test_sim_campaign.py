@@ -1,0 +1,259 @@
+"""The verification campaign (docs/verification.md): the batch checker compares every field
+of every beat and completion, the generators are reproducible, a difference is shrunk to a
+reproducer that replays, every corpus case replays on both compiled backends, and a
+campaign with a fresh seed finds no difference."""
+
+import json
+from enum import Enum
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from amaranth.lib import data
+
+from tma_unit.model import ErrorCode
+from tma_unit.model.config import UnitConfig
+from tma_unit.model.layout import REQUEST_FIELDS
+from tma_unit.rtl.layouts import CompletionLayout, beat_layout
+from tma_unit.sim import campaign
+from tma_unit.sim.campaign import (BatchChecker, StatusMirror, expected_beats, field_values, flat_layout, make_unit,
+                                   model_answers, read_reproducer, replay, run_campaign, run_scenario, scenario_at,
+                                   scenario_from_json, scenario_to_json, shrink, write_reproducer)
+from tma_unit.sim.cosim import Mismatch
+from tma_unit.sim.generate import GENERATORS, RandomDraw, legal_scenario
+
+CONFIG = UnitConfig()
+CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.json"))
+#: The seconds of the campaign every test run makes ($TMA_UNIT_CAMPAIGN_SECONDS).
+CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "150"))
+
+
+@pytest.fixture(scope="module")
+def unit():
+    return make_unit(CONFIG, "cxxrtl")
+
+
+def words_of(columns: dict, flat, count: int, width_bits: int) -> np.ndarray:
+    """Beat words holding ``columns`` (field name -> values), the inverse of
+    :func:`field_values`, written here with Python integers."""
+    out = np.zeros((count, (width_bits + 31) // 32), dtype=np.uint32)
+    for b in range(count):
+        bits = 0
+        for name, offset, width in flat:
+            bits |= (int(columns[name][b]) & ((1 << width) - 1)) << offset
+        out[b] = np.frombuffer(bits.to_bytes(4 * out.shape[1], "little"), dtype=np.uint32)
+    return out
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_field_values_read_each_field_as_amaranths_view_does(lanes):
+    layout = beat_layout(UnitConfig(lanes=lanes))
+    rng = random.Random(lanes)
+    payloads = [rng.getrandbits(layout.size) for _ in range(50)]
+    words = np.array([np.frombuffer(p.to_bytes(4 * ((layout.size + 31) // 32), "little"), dtype=np.uint32)
+                      for p in payloads])
+    flat = flat_layout(layout)
+    assert sum(width for _, _, width in flat) == layout.size
+    for name, offset, width in flat:
+        got = field_values(words, offset, width)
+        compared = 0
+        for payload, value in zip(payloads, got):
+            view = data.Const(layout, payload)
+            try:
+                for part in name.replace("[", ".[").split("."):
+                    view = view[int(part[1:-1])] if part.startswith("[") else getattr(view, part)
+            except ValueError:          # bits no member of the field's enumeration has
+                continue
+            assert int(value) == int(view.value if isinstance(view, Enum) else view), name
+            compared += 1
+        assert compared > 10, name
+
+
+def checked_scenario(seed=3):
+    """A legal scenario with beats, its checker, and beat words that hold exactly what the
+    model expects (built by :func:`words_of`, not by the RTL)."""
+    for k in range(100):
+        scenario = legal_scenario(RandomDraw(f"checker:{seed}:{k}"), CONFIG)
+        checker = BatchChecker(scenario)
+        if checker.beat_count >= 2:
+            break
+    words = words_of(checker.expected, checker.flat, checker.beat_count, beat_layout(CONFIG).size)
+    completions = words_of({name: [getattr(a, name) for a in checker.answers] for name, _, _ in
+                            checker.completion_flat}, checker.completion_flat, len(checker.answers), CompletionLayout.size)
+    return scenario, checker, words, completions
+
+
+def test_the_model_s_own_beats_pass():
+    scenario, checker, words, completions = checked_scenario()
+    cycles = np.arange(len(words))
+    checker.check(words, cycles, completions, np.arange(len(completions)), 100)
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in flat_layout(beat_layout(CONFIG))])
+def test_every_beat_field_is_compared(name):
+    """A beat that differs from the model's in any one field, each in turn (reduce_op and
+    multicast_mask on any operation among them), is a difference that names the field."""
+    scenario, checker, words, completions = checked_scenario()
+    columns = {n: checker.expected[n].copy() for n, _, _ in checker.flat}
+    columns[name][1] ^= 1
+    bad = words_of(columns, checker.flat, checker.beat_count, beat_layout(CONFIG).size)
+    with pytest.raises(Mismatch, match=rf"  {re_escape(name)}: expected"):
+        checker.check(bad, np.arange(len(bad)), completions, np.arange(len(completions)), 100)
+
+
+def re_escape(text):
+    import re
+    return re.escape(text)
+
+
+@pytest.mark.parametrize("name", ["request_id", "status", "transaction_bytes"])
+def test_every_completion_field_is_compared(name):
+    scenario, checker, words, completions = checked_scenario()
+    columns = {n: [int(getattr(a, n)) for a in checker.answers] for n, _, _ in checker.completion_flat}
+    columns[name][0] ^= 1
+    bad = words_of(columns, checker.completion_flat, len(checker.answers), CompletionLayout.size)
+    with pytest.raises(Mismatch, match=f"  {name}: expected"):
+        checker.check(words, np.arange(len(words)), bad, np.arange(len(bad)), 100)
+
+
+def test_a_beat_field_the_model_does_not_name_is_refused_and_a_request_field_is_compared():
+    """A field added to the beat layout is compared by its name with no change to the
+    checker: a request field's value comes from the request; a field neither the request
+    nor the transactions name stops the run, saying so."""
+    scenario = legal_scenario(RandomDraw("extra"), CONFIG)
+    answers = model_answers(scenario)
+    flat = flat_layout(beat_layout(CONFIG))
+    top = max(offset + width for _, offset, width in flat)
+    expected, owners = expected_beats(scenario.requests, answers, flat + [("slot", top, 8)], CONFIG.lanes)
+    assert list(expected["slot"]) == [scenario.requests[i]["slot"] for i in owners]
+    with pytest.raises(LookupError, match="the beat field cache_hint has no expected value"):
+        expected_beats(scenario.requests, answers, flat + [("cache_hint", top, 3)], CONFIG.lanes)
+
+
+def test_output_after_a_reset_is_a_difference():
+    scenario, checker, words, completions = checked_scenario()
+    checker.check(words[:1], np.array([3]), completions[:0], np.zeros(0), 100, reset_cycle=5)
+    with pytest.raises(Mismatch, match="output after the reset at cycle 5"):
+        checker.check(words[:2], np.array([3, 6]), completions[:0], np.zeros(0), 100, reset_cycle=5)
+
+
+def test_generators_are_reproducible_from_the_seed():
+    for index in range(20):
+        first, second = scenario_at(7, index, CONFIG, campaign.DEFAULT_WEIGHTS), scenario_at(
+            7, index, CONFIG, campaign.DEFAULT_WEIGHTS)
+        assert first == second
+    assert {scenario_at(7, i, CONFIG, campaign.DEFAULT_WEIGHTS)[0] for i in range(200)} == set(GENERATORS)
+
+
+def test_a_reproducer_reads_back_as_written(tmp_path):
+    for name, generator in GENERATORS.items():
+        scenario = generator(RandomDraw(f"json:{name}"), CONFIG)
+        path = write_reproducer(tmp_path / f"{name}.json", scenario, "report\nline", "cxxrtl", seed=1)
+        again, context = read_reproducer(path)
+        assert again == scenario
+        assert context["report"] == ["report", "line"] and context["seed"] == 1
+        assert scenario_from_json(json.loads(json.dumps(scenario_to_json(scenario)))) == scenario
+
+
+class CorruptingUnit:
+    """A compiled unit whose beats for one request id come out with a wrong address: a
+    planted RTL bug for the campaign and the shrinker to find."""
+
+    def __init__(self, unit, request_id):
+        self.unit, self.request_id = unit, request_id
+        self.flat = dict((name, (offset, width)) for name, offset, width in flat_layout(beat_layout(unit.config)))
+
+    def __getattr__(self, name):
+        return getattr(self.unit, name)
+
+    def run(self, *args, **kwargs):
+        beats, beat_cycles, completions, completion_cycles, cycles = self.unit.run(*args, **kwargs)
+        offset, width = self.flat["request_id"]
+        mine = field_values(beats, offset, width) == self.request_id
+        address = self.flat["lanes[0].global_address"][0]
+        beats = beats.copy()
+        beats[mine, address // 32] ^= np.uint32(1 << (address % 32 + 4))
+        return beats, beat_cycles, completions, completion_cycles, cycles
+
+
+def legal_with_beats(count):
+    for k in range(200):
+        scenario = legal_scenario(RandomDraw(f"shrink:{k}"), CONFIG)
+        answers = model_answers(scenario)
+        if len(scenario.requests) >= count and all(a.transactions is not None and len(a.transactions)
+                                                    for a in answers):
+            return scenario
+    raise AssertionError("no such scenario")
+
+
+def test_a_difference_is_shrunk_to_the_request_that_makes_it(unit):
+    scenario = legal_with_beats(4)
+    bad = CorruptingUnit(unit, scenario.requests[2]["request_id"])
+    with pytest.raises(Mismatch, match="lanes\\[0\\].global_address: expected"):
+        replay(scenario, unit=bad)
+    small = shrink(scenario, bad)
+    assert [fields["request_id"] for fields in small.requests] == [scenario.requests[2]["request_id"]]
+    assert set(small.images) == {small.requests[0]["slot"]}
+    with pytest.raises(Mismatch):
+        replay(small, unit=bad)
+    replay(small, unit=unit)            # the real unit agrees with the model on it
+
+
+def test_the_campaign_finds_a_planted_difference(unit, monkeypatch):
+    key = (CONFIG, "cxxrtl", None)
+    monkeypatch.setitem(campaign._UNITS, key, CorruptingUnit(unit, 1))
+    coverage, failures, ran = campaign.run_chunk(CONFIG, "cxxrtl", 11, 0, 30, {"legal": 1})
+    assert ran == 30 and failures
+    assert "global_address: expected" in failures[0].report
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+def test_corpus_case_replays(path, backend):
+    """Every difference a campaign ever found, replayed in lockstep on both compiled
+    backends: each must now agree with the model."""
+    scenario, context = read_reproducer(path)
+    replay(scenario, backend)
+
+
+def test_corpus_is_not_empty():
+    assert CORPUS
+
+
+def test_campaign_with_a_fresh_seed(capsys, tmp_path):
+    """The campaign every run makes: all four generators on lanes 1 for
+    $TMA_UNIT_CAMPAIGN_SECONDS seconds on every core, from a fresh seed it prints. A
+    difference is shrunk and written as a reproducer, to be added to tests/corpus."""
+    seed = campaign.fresh_seed()
+    with capsys.disabled():
+        print(f"\ncampaign seed {seed} ({CAMPAIGN_SECONDS:g} s; tma-unit verify --seed {seed} reruns it)")
+    report = run_campaign(CONFIG, "cxxrtl", seed, seconds=CAMPAIGN_SECONDS)
+    text = campaign.format_report(report)
+    with capsys.disabled():
+        print(text)
+    assert sum(report["coverage"].requests.values()) > 0
+    if report["failures"]:
+        unit = make_unit(CONFIG, "cxxrtl")
+        paths = []
+        for failure in report["failures"][:5]:
+            small = shrink(scenario_from_json(failure.scenario), unit)
+            paths.append(write_reproducer(Path(os.environ.get("TMA_UNIT_FAILURES", tmp_path)) /
+                                          f"{seed}-{failure.index}.json", small, failure.report, "cxxrtl",
+                                          seed=seed, index=failure.index, generator=failure.generator))
+        raise AssertionError(f"{text}\nreproducers (add them to tests/corpus): {', '.join(map(str, paths))}\n"
+                             f"{report['failures'][0].report}")
+
+
+def test_status_registers_follow_the_model_s_completions(unit):
+    """After each scenario the status registers read what the model's completions make of
+    them (docs/registers.md): COMPLETED counts them, the error fields hold the last one."""
+    mirror = StatusMirror()
+    unit.reset()
+    errors = 0
+    for k in range(30):
+        scenario = GENERATORS["illegal"](RandomDraw(f"status:{k}"), CONFIG)
+        result = run_scenario(unit, scenario, mirror)
+        errors += sum(a.status != ErrorCode.OK for a in result.answers)
+    assert mirror.completed > 0 and mirror.error_count == min(errors, 0xFFFF) > 0
