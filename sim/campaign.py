@@ -31,7 +31,8 @@ from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.types import AccessMode, Operation, Swizzle, dtype_from_ptx_code
 from ..rtl.regfile import REGISTERS
-from .cosim import (MAX_CASE_BYTES, BatchChecker, Mismatch, Scenario, expected_beats, field_values, flat_layout,
+from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
+                    flat_layout,
                     model_answers, ready_pattern, request_gaps)
 from .generate import GENERATORS, RandomDraw
 
@@ -99,18 +100,29 @@ class ScenarioResult:
 
 
 def _completion_pattern(scenario: Scenario) -> np.ndarray:
+    """The completion stream's ready pattern (repeating): ready at the scenario's rate,
+    with the stall, if any, of ``length`` cycles from cycle ``first`` of each period."""
     pattern = ready_pattern(scenario.seed + 7, scenario.completion_ready_probability)
     if scenario.completion_stall is not None:
         first, length = scenario.completion_stall
-        pattern = np.concatenate([pattern, np.ones(max(0, first + length - len(pattern)), dtype=np.uint8)])
-        pattern[first:first + length] = 0
+        pattern = np.concatenate([pattern[:first], np.zeros(length, dtype=np.uint8), pattern[first:]])
     return pattern
+
+
+def cycle_limit(beats: int, requests: int, gaps: int, ready: np.ndarray, completion_ready: np.ndarray) -> int:
+    """The cycles a run is given before it counts as hung (the checker then reports the
+    completions that never came): ten times what the beats, the requests and their gaps
+    need at the streams' ready rates (the unit takes a request a cycle and emits a beat a
+    cycle, and a request's completion comes within a few hundred cycles), and the
+    completion stream's longest stall."""
+    rate = min(ready.mean(), completion_ready.mean())
+    stall = len(completion_ready) - int(np.count_nonzero(completion_ready))
+    return int(10 * (beats + 40 * requests + gaps + 1000) / max(rate, 0.01)) + stall
 
 
 def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -> ScenarioResult:
     """Run ``scenario`` on a compiled unit and check everything it emits with the model,
     and then the status registers against ``mirror`` (updated). Raises :class:`Mismatch`."""
-    config = scenario.config
     mirror = mirror if mirror is not None else StatusMirror()
     answers = model_answers(scenario, drop_large=True)
     checker = BatchChecker(scenario, answers)
@@ -125,13 +137,15 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
     writes.append((_OFFSET["SLOT_VALID"], scenario.valid_slots))
     unit.bus_many(writes)
     count = len(scenario.requests)
-    max_cycles = 1 << 40
+    gaps = request_gaps(scenario.seed, count, scenario.max_gap)
+    ready, completion_ready = ready_pattern(scenario.seed, scenario.ready_probability), _completion_pattern(scenario)
     if scenario.reset_cycle is not None:
         max_cycles = scenario.reset_cycle + DRAIN_CYCLES
+    else:
+        max_cycles = cycle_limit(checker.beat_count, count, int(gaps.sum()), ready, completion_ready)
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
-        scenario.requests, request_gaps(scenario.seed, count, scenario.max_gap),
-        ready_pattern(scenario.seed, scenario.ready_probability), checker.beat_count + 1,
-        max_cycles=max_cycles, completion_ready=_completion_pattern(scenario), reset_cycle=scenario.reset_cycle)
+        scenario.requests, gaps, ready, checker.beat_count + 1, max_cycles=max_cycles,
+        completion_ready=completion_ready, reset_cycle=scenario.reset_cycle)
     checker.check(beats, beat_cycles, completions, completion_cycles, cycles, scenario.reset_cycle)
     if scenario.reset_cycle is not None:
         mirror.__init__()
@@ -362,14 +376,16 @@ DEFAULT_WEIGHTS = {"legal": 3, "boundary": 2, "illegal": 4, "faults": 1}
 def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", seed: int | None = None,
                  scenarios: int | None = None, seconds: float | None = None, generators: dict | None = None,
                  workers: int | None = None, executor: concurrent.futures.Executor | None = None,
-                 start: int = 0, chunk: int = 200, optimize: str | None = None, progress=None) -> dict:
+                 start: int = 0, chunk: int = 200, optimize: str | None = None, progress=None,
+                 cases: int | None = None) -> dict:
     """A campaign: scenarios ``start`` on of the campaign with ``seed`` (a fresh one if None),
-    until ``scenarios`` have run or ``seconds`` have passed, on ``workers`` processes (default
-    every core) or on ``executor`` (any :class:`concurrent.futures.Executor`: a cluster's
-    runs the campaign unchanged). Returns the report: the seed, the merged
+    until ``scenarios`` have run, ``cases`` (requests) have been checked or ``seconds`` have
+    passed, on ``workers`` processes (default every core) or on ``executor`` (any
+    :class:`concurrent.futures.Executor`: a cluster's runs the campaign unchanged). Work
+    goes out in chunks of ``chunk`` scenarios. Returns the report: the seed, the merged
     :class:`Coverage` and the failures."""
-    if scenarios is None and seconds is None:
-        raise ValueError("a campaign needs a count of scenarios or a time budget in seconds")
+    if scenarios is None and seconds is None and cases is None:
+        raise ValueError("a campaign needs a count of scenarios or cases, or a time budget in seconds")
     seed = fresh_seed() if seed is None else seed
     generators = dict(generators or DEFAULT_WEIGHTS)
     unknown = set(generators) - set(GENERATORS)
@@ -389,7 +405,8 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
     try:
         while True:
             while len(pending) < workers and (end is None or next_start < end) and (
-                    deadline is None or time.time() < deadline):
+                    deadline is None or time.time() < deadline) and (
+                    cases is None or sum(coverage.requests.values()) < cases):
                 count = chunk if end is None else min(chunk, end - next_start)
                 pending.add(executor.submit(run_chunk, config, backend, seed, next_start, count, generators,
                                             deadline, optimize))

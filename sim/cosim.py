@@ -254,7 +254,7 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tup
     as arrays, and the index of the request each beat belongs to."""
     columns = {name: [] for name, _, _ in flat}
     owners = []
-    for index, (fields, answer) in enumerate(zip(requests, answers)):
+    for index, (request, answer) in enumerate(zip(requests, answers)):
         t = answer.transactions
         if t is None or len(t) == 0:
             continue
@@ -275,7 +275,7 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tup
                 last[-1] = 1
                 columns[name].append(last)
             else:
-                columns[name].append(np.full(beats, _side_expected(name, t, fields), dtype=np.uint64))
+                columns[name].append(np.full(beats, _side_expected(name, t, request), dtype=np.uint64))
         owners.append(np.full(beats, index, dtype=np.int64))
     arrays = {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
               for name, parts in columns.items()}
@@ -297,18 +297,18 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
     is taken out of the scenario first."""
     config = scenario.config
     answers, kept = [], []
-    for fields in scenario.requests:
-        slot = fields["slot"]
+    for request in scenario.requests:
+        slot = request["slot"]
         valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
         image = scenario.images.get(slot) if valid else None
-        status, count = check(image, fields, config)
+        status, count = check(image, request, config)
         if status != ErrorCode.OK:
-            answers.append(Completion(fields["request_id"], status, 0, None))
+            answers.append(Completion(request["request_id"], status, 0, None))
         elif drop_large and count > MAX_CASE_BYTES:
             continue
         else:
-            answers.append(complete(image, fields, config))
-        kept.append(fields)
+            answers.append(complete(image, request, config))
+        kept.append(request)
     scenario.requests[:] = kept
     return answers
 

@@ -315,11 +315,12 @@ def cmd_verify(args) -> int:
     print(f"campaign seed {seed}", flush=True)
     scenarios = None if args.scenarios is None else _flag_int(args.scenarios, "--scenarios")
     start = _flag_int(args.start, "--start")
-    seconds = 60.0 if scenarios is None and args.seconds is None else args.seconds
+    cases = None if args.cases is None else _flag_int(args.cases, "--cases")
+    seconds = 60.0 if scenarios is None and cases is None and args.seconds is None else args.seconds
     weights = _weights(args.generators) if args.generators else None
     backend = args.backend or "cxxrtl"
     report = campaign.run_campaign(config, backend, seed, scenarios, seconds, weights, args.workers,
-                                   start=start, optimize=args.optimize,
+                                   start=start, optimize=args.optimize, cases=cases,
                                    progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
@@ -422,7 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "(docs/verification.md). Exit status 1 if any differed.")
     verify.add_argument("--seed", help="the campaign's seed (default: a fresh one, printed)")
     verify.add_argument("--scenarios", help="how many scenarios to run")
-    verify.add_argument("--seconds", type=float, help="time budget (default 60 s when no --scenarios)")
+    verify.add_argument("--cases", help="how many cases (requests) to check, at least")
+    verify.add_argument("--seconds", type=float, help="time budget (default 60 s when no count is given)")
     verify.add_argument("--start", default="0", help="first scenario index: a campaign resumes or is split by index ranges")
     verify.add_argument("--generators", help="generators and weights, e.g. legal=3,illegal=4 "
                                              "(legal, boundary, illegal, faults; default all)")

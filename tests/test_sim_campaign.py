@@ -15,7 +15,6 @@ from amaranth.lib import data
 
 from tma_unit.model import ErrorCode
 from tma_unit.model.config import UnitConfig
-from tma_unit.model.layout import REQUEST_FIELDS
 from tma_unit.rtl.layouts import CompletionLayout, beat_layout
 from tma_unit.sim import campaign
 from tma_unit.sim.campaign import (BatchChecker, StatusMirror, expected_beats, field_values, flat_layout, make_unit,
