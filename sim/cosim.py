@@ -251,35 +251,37 @@ def _side_expected(name: str, transactions: Transactions, fields: dict) -> int:
 def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tuple[dict, np.ndarray]:
     """Every beat field (``flat``: :func:`flat_layout` of the beat layout) of every beat the
     model expects for ``requests`` (their answers: :class:`~tma_unit.model.unit.Completion`),
-    as arrays, and the index of the request each beat belongs to."""
-    columns = {name: [] for name, _, _ in flat}
-    owners = []
-    for index, (request, answer) in enumerate(zip(requests, answers)):
-        t = answer.transactions
-        if t is None or len(t) == 0:
-            continue
-        count = len(t)
-        beats = -(-count // lanes)
-        pad = beats * lanes - count
-        for name, _, width in flat:
-            if name.startswith("lanes["):
-                lane = int(name[6:name.index("]")])
-                if lane == 0:           # all lanes at once, from lane 0's entry
-                    lane_name = name[name.index(".") + 1:]
-                    value = np.concatenate([_lane_expected(lane_name, t, count, width),
-                                            np.zeros(pad, dtype=np.uint64)]).reshape(beats, lanes)
-                    for j in range(lanes):
-                        columns[f"lanes[{j}].{lane_name}"].append(value[:, j])
-            elif name == "last":
-                last = np.zeros(beats, dtype=np.uint64)
-                last[-1] = 1
-                columns[name].append(last)
-            else:
-                columns[name].append(np.full(beats, _side_expected(name, t, request), dtype=np.uint64))
-        owners.append(np.full(beats, index, dtype=np.int64))
-    arrays = {name: np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-              for name, parts in columns.items()}
-    return arrays, np.concatenate(owners) if owners else np.zeros(0, dtype=np.int64)
+    as arrays, and the index of the request each beat belongs to. Beat ``b`` of a request
+    holds its transactions ``b * lanes`` on, one a lane; the lanes past its last are empty
+    (``valid`` 0, their other fields 0)."""
+    have = [(index, answer.transactions) for index, answer in enumerate(answers)
+            if answer.transactions is not None and len(answer.transactions)]
+    if not have:
+        return {name: np.zeros(0, dtype=np.uint64) for name, _, _ in flat}, np.zeros(0, dtype=np.int64)
+    counts = np.array([len(t) for _, t in have], dtype=np.int64)
+    beats = -(-counts // lanes)
+    places = beats * lanes                                  # lane places of each request's beats
+    request_of_place = np.repeat(np.arange(len(have)), places)
+    place = np.arange(int(places.sum())) - np.repeat(np.cumsum(places) - places, places)
+    valid = place < counts[request_of_place]
+    # the transaction each lane place holds, in all requests' transactions end to end
+    taken = np.where(valid, (np.cumsum(counts) - counts)[request_of_place] + place, 0)
+    columns = {}
+    for name, _, width in flat:
+        if name.startswith("lanes[0]."):        # all lanes at once, from lane 0's entry
+            lane_name = name[len("lanes[0]."):]
+            values = np.concatenate([_lane_expected(lane_name, t, len(t), width) for _, t in have])
+            grid = np.where(valid, values[taken], 0).reshape(-1, lanes)
+            for j in range(lanes):
+                columns[f"lanes[{j}].{lane_name}"] = grid[:, j]
+        elif name == "last":
+            last = np.zeros(int(beats.sum()), dtype=np.uint64)
+            last[np.cumsum(beats) - 1] = 1
+            columns[name] = last
+        elif not name.startswith("lanes["):
+            columns[name] = np.repeat(np.array([_side_expected(name, t, requests[index]) for index, t in have],
+                                               dtype=np.uint64), beats)
+    return columns, np.repeat(np.array([index for index, _ in have], dtype=np.int64), beats)
 
 
 # -- the checker ----------------------------------------------------------------------------

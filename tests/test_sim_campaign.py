@@ -256,3 +256,34 @@ def test_status_registers_follow_the_model_s_completions(unit):
         result = run_scenario(unit, scenario, mirror)
         errors += sum(a.status != ErrorCode.OK for a in result.answers)
     assert mirror.completed > 0 and mirror.error_count == min(errors, 0xFFFF) > 0
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 8])
+def test_expected_beats_hold_transactions_a_lane_each(lanes):
+    """The expected beats against a plain loop over the model's transactions: beat ``k //
+    lanes`` of a request, lane ``k % lanes`` holds its transaction ``k``; lanes past the
+    last are empty; ``last`` marks a request's last beat."""
+    config = UnitConfig(lanes=lanes)
+    flat = flat_layout(beat_layout(config))
+    for k in range(20):
+        scenario = legal_scenario(RandomDraw(f"lanes:{lanes}:{k}"), config)
+        answers = model_answers(scenario)
+        columns, owners = expected_beats(scenario.requests, answers, flat, lanes)
+        b = 0
+        for index, answer in enumerate(answers):
+            t = answer.transactions
+            if t is None or not len(t):
+                continue
+            beats = -(-len(t) // lanes)
+            for beat in range(beats):
+                assert owners[b] == index and columns["last"][b] == (beat == beats - 1)
+                assert columns["request_id"][b] == scenario.requests[index]["request_id"]
+                for lane in range(lanes):
+                    k = beat * lanes + lane
+                    assert columns[f"lanes[{lane}].valid"][b] == (k < len(t))
+                    if k < len(t):
+                        assert columns[f"lanes[{lane}].smem_address"][b] == t.smem_address[k]
+                        assert columns[f"lanes[{lane}].global_address"][b] == int(t.global_address[k]) % (1 << 64)
+                        assert columns[f"lanes[{lane}].mask"][b] == t.mask[k]
+                b += 1
+        assert b == len(owners)
