@@ -30,6 +30,8 @@ import numpy as np
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.types import AccessMode, Operation, Swizzle, dtype_from_ptx_code
+from ..model.unit import Completion
+from ..rtl.layouts import CompletionLayout
 from ..rtl.regfile import REGISTERS
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
@@ -143,15 +145,25 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
         max_cycles = scenario.reset_cycle + DRAIN_CYCLES
     else:
         max_cycles = cycle_limit(checker.beat_count, count, int(gaps.sum()), ready, completion_ready)
+    bus_write = None
+    if scenario.rewrite is not None:
+        cycle, slot, word, value = scenario.rewrite
+        bus_write = (cycle, _descriptor_writes(slot, bytes(128))[word][0], value)
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
         scenario.requests, gaps, ready, checker.beat_count + 1, max_cycles=max_cycles,
-        completion_ready=completion_ready, reset_cycle=scenario.reset_cycle)
+        completion_ready=completion_ready, reset_cycle=scenario.reset_cycle, bus_write=bus_write)
+    valid_after = scenario.valid_slots
+    if scenario.rewrite is not None and unit.bus_done >= 0:
+        answers = _rewritten(scenario, answers, unit.accept_cycles, unit.bus_done, completions)
+        checker = BatchChecker(scenario, answers)
+        valid_after &= ~(1 << scenario.rewrite[1])
     checker.check(beats, beat_cycles, completions, completion_cycles, cycles, scenario.reset_cycle)
     if scenario.reset_cycle is not None:
         mirror.__init__()
+        valid_after = 0
     else:
         mirror.take(answers)
-    _check_registers(unit, mirror, scenario, cycles)
+    _check_registers(unit, mirror, valid_after, cycles)
     return ScenarioResult(count, len(beats), cycles, answers)
 
 
@@ -160,10 +172,29 @@ def _descriptor_writes(slot, image):
     return descriptor_writes(slot, image)
 
 
-def _check_registers(unit, mirror: StatusMirror, scenario: Scenario, cycles: int):
+def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, done: int, completions: np.ndarray) -> list:
+    """The model's answers when a word of a slot was written during the run
+    (``scenario.rewrite``), answered at cycle ``done``: the write clears the slot's valid
+    bit before the word lands, and a request takes its slot when accepted, so a request
+    on the slot accepted before the write began keeps the slot's descriptor, one accepted
+    after the write was answered completes SLOT_INVALID, and one accepted while the write
+    was under way does one or the other (never a mix: which one, its completion says)."""
+    start, slot = scenario.rewrite[0], scenario.rewrite[1]
+    [(offset, width)] = [(offset, width) for name, offset, width in flat_layout(CompletionLayout) if name == "status"]
+    status = field_values(completions, offset, width)
+    answers = list(answers)
+    for i, request in enumerate(scenario.requests):
+        if request["slot"] != slot or accepted[i] < start:
+            continue
+        invalid = Completion(request["request_id"], ErrorCode.SLOT_INVALID, 0, None)
+        if accepted[i] > done or (i < len(status) and status[i] == ErrorCode.SLOT_INVALID):
+            answers[i] = invalid
+    return answers
+
+
+def _check_registers(unit, mirror: StatusMirror, valid: int, cycles: int):
     names = ["STATUS", "ERROR_ID", "COMPLETED", "SLOT_VALID"]
     reads = unit.bus_many([(_OFFSET[name], None) for name in names])
-    valid = 0 if scenario.reset_cycle is not None else scenario.valid_slots
     want = mirror.expected(valid)
     differences = [(name, hex(want[name]), hex(got)) for name, got in zip(names, reads) if got != want[name]]
     if differences:
@@ -227,8 +258,13 @@ def scenario_to_json(scenario: Scenario) -> dict:
     data = {k: v for k, v in asdict(scenario).items() if k not in ("config", "images", "names")}
     data["config"] = scenario.config.to_dict()
     data["images"] = {str(slot): (image.hex() if image is not None else None) for slot, image in scenario.images.items()}
-    data["completion_stall"] = list(scenario.completion_stall) if scenario.completion_stall else None
+    for name in _TUPLES:
+        data[name] = list(getattr(scenario, name)) if getattr(scenario, name) else None
     return data
+
+
+#: The scenario's fields that are tuples (JSON writes them as lists).
+_TUPLES = ("completion_stall", "rewrite")
 
 
 def scenario_from_json(data: dict) -> Scenario:
@@ -236,8 +272,8 @@ def scenario_from_json(data: dict) -> Scenario:
     config = UnitConfig(**data.pop("config"))
     images = {int(slot): (bytes.fromhex(image) if image is not None else None)
               for slot, image in data.pop("images").items()}
-    stall = data.pop("completion_stall", None)
-    return Scenario(config, images, completion_stall=tuple(stall) if stall else None, **data)
+    tuples = {name: tuple(data.pop(name)) if data.get(name) else None for name in _TUPLES if name in data}
+    return Scenario(config, images, **tuples, **data)
 
 
 def write_reproducer(path, scenario: Scenario, report: str, backend: str, **context) -> Path:
@@ -287,7 +323,8 @@ def shrink(scenario: Scenario, unit, budget: int = 200) -> Scenario:
             tries += 1
             if trial.requests and _fails(trial, unit):
                 best, changed = trial, True
-        for name, value in (("reset_cycle", None), ("completion_stall", None), ("completion_ready_probability", 1.0),
+        for name, value in (("reset_cycle", None), ("rewrite", None), ("completion_stall", None),
+                            ("completion_ready_probability", 1.0),
                             ("ready_probability", 1.0), ("max_gap", 0), ("reset_first", False)):
             if getattr(best, name) != value and tries < budget:
                 trial = deepcopy(best)

@@ -97,11 +97,13 @@ class Scenario:
     # faults (docs/verification.md): the chance the completion stream is ready in a cycle,
     # and (first cycle, cycles) it is not ready at all; a one-cycle reset at a cycle of the
     # run (requests not yet accepted then are not offered); a reset before the run, so
-    # slots the scenario does not write hold no descriptor
+    # slots the scenario does not write hold no descriptor; (cycle, slot, word, value): a
+    # bus write to a word of a slot, started in that cycle of the run
     completion_ready_probability: float = 1.0
     completion_stall: tuple | None = None
     reset_cycle: int | None = None
     reset_first: bool = False
+    rewrite: tuple | None = None
 
 
 def ready_pattern(seed: int, probability: float, length: int = 4096) -> np.ndarray:

@@ -474,9 +474,10 @@ def faults_scenario(draw, config: UnitConfig) -> Scenario:
     """Legal traffic under faults (the ``faults`` generator, docs/verification.md's fault
     table): a reset at a random cycle of the run; SLOT_VALID set for slots never written
     since a reset; the completion stream stalled for thousands of cycles; random ready
-    patterns and long gaps between requests."""
+    patterns and long gaps between requests; a slot rewritten at a cycle around the accept
+    of a request on it."""
     pairs = _legal_pairs(draw, config, draw.integers(1, min(6, config.slots)))
-    fault = draw.choice(["reset", "unwritten", "stall", "gaps"])
+    fault = draw.choice(["reset", "unwritten", "stall", "gaps", "rewrite"])
     if fault == "reset":
         return _scenario(config, pairs, draw, reset_cycle=draw.integers(0, 400))
     if fault == "unwritten":
@@ -489,6 +490,16 @@ def faults_scenario(draw, config: UnitConfig) -> Scenario:
     if fault == "stall":
         return _scenario(config, pairs, draw, completion_stall=(draw.integers(0, 200), draw.integers(500, 5000)),
                          completion_ready_probability=draw.choice([1.0, 0.5, 0.1]))
+    if fault == "rewrite":
+        # a word of a request's slot written at a cycle around the request's accept (the
+        # front end takes one a cycle from cycle 0 when nothing holds it up)
+        scenario = _scenario(config, pairs, draw)
+        scenario.max_gap = 0
+        if scenario.requests:
+            index = draw.integers(0, len(scenario.requests) - 1)
+            scenario.rewrite = (max(0, index + draw.integers(-4, 4)), scenario.requests[index]["slot"],
+                                draw.integers(0, 31), draw.integers(0, (1 << 32) - 1))
+        return scenario
     scenario = _scenario(config, pairs, draw)
     scenario.max_gap = draw.integers(4, 64)
     scenario.ready_probability = draw.choice([0.9, 0.5, 0.05])

@@ -167,21 +167,31 @@ long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, con
 // stream when completion_ready[c % completion_ready_length]. Runs until every request has
 // completed or max_cycles pass; returns the cycles run. With reset_cycle >= 0, the reset
 // is high in that cycle (nothing is offered or taken in it) and no request is offered
-// after it: the requests in flight are abandoned (docs/registers.md, "Reset").
+// after it: the requests in flight are abandoned (docs/registers.md, "Reset"). With
+// bus_cycle >= 0, a Wishbone write of bus_data to bus_word_address starts in that cycle,
+// beside the requests; *bus_done is the cycle it was acked (-1: not within the run). The
+// cycle each request was accepted goes to accept_cycles.
 long long tma_run(void *p, long long max_cycles,
                   long long n_requests, const uint32_t *requests, const int32_t *gaps,
                   const uint8_t *ready, long long ready_length,
                   const uint8_t *completion_ready, long long completion_ready_length, long long reset_cycle,
+                  long long bus_cycle, uint32_t bus_word_address, uint32_t bus_data, int64_t *bus_done,
+                  int64_t *accept_cycles,
                   uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
                   uint32_t *completions, int64_t *completion_cycles, long long *n_completions) {
     Harness *h = static_cast<Harness *>(p);
     long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0;
     *n_beats = 0;
     *n_completions = 0;
-    while (cycles < max_cycles && (*n_completions < n_requests || cycles <= reset_cycle)) {
+    *bus_done = -1;
+    bool bus_pending = bus_cycle >= 0;
+    SET(bus__we, 1); SET(bus__adr, bus_word_address); SET(bus__dat_w, bus_data); SET(bus__sel, 0xF);
+    while (cycles < max_cycles && (*n_completions < n_requests || cycles <= reset_cycle || bus_pending)) {
         bool reset = cycles == reset_cycle;
         if (reset) next = n_requests;       // nothing more is offered
         SET(rst, reset);
+        bool bus_on = bus_pending && cycles >= bus_cycle;
+        SET(bus__cyc, bus_on); SET(bus__stb, bus_on);
         bool offer = next < n_requests && wait == 0;
         SET(requests__valid, offer);
         if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
@@ -192,6 +202,11 @@ long long tma_run(void *p, long long max_cycles,
         EVALUATE();
         SAMPLE(cycles);
         bool request_taken = offer && GET(requests__ready);
+        if (request_taken) accept_cycles[next] = cycles;
+        if (bus_on && (GET(bus__ack) || GET(bus__err))) {
+            bus_pending = false;
+            *bus_done = cycles;
+        }
         if (beat_ready && GET(beats__valid) && *n_beats < max_beats) {
             TAKE(beats__payload, beats + *n_beats * BEAT_WORDS);
             beat_cycles[*n_beats] = cycles;
@@ -215,6 +230,7 @@ long long tma_run(void *p, long long max_cycles,
     SET(rst, 0);
     SET(requests__valid, 0);
     SET(completions__ready, 1);
+    SET(bus__cyc, 0); SET(bus__stb, 0); SET(bus__we, 0);
     SETTLE();
     return cycles;
 }
@@ -322,6 +338,8 @@ class NativeUnit:
             pointer(np.uint32, flags="C"), pointer(np.int32, flags="C"),
             pointer(np.uint8, flags="C"), ctypes.c_longlong,
             pointer(np.uint8, flags="C"), ctypes.c_longlong, ctypes.c_longlong,
+            ctypes.c_longlong, ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int64),
+            pointer(np.int64, flags="C"),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.c_longlong,
             ctypes.POINTER(ctypes.c_longlong),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong)]
@@ -401,11 +419,15 @@ class NativeUnit:
         self.run([], np.zeros(1, dtype=np.int32), np.ones(1, dtype=np.uint8), 0, max_cycles=1, reset_cycle=0)
 
     def run(self, requests: list, gaps: np.ndarray, ready: np.ndarray, max_beats: int,
-            max_cycles: int = 1 << 40, completion_ready: np.ndarray | None = None, reset_cycle: int | None = None):
+            max_cycles: int = 1 << 40, completion_ready: np.ndarray | None = None, reset_cycle: int | None = None,
+            bus_write: tuple | None = None):
         """Run the requests (field dicts); returns (beat words, beat cycles, completion words,
         completion cycles, cycles run). ``completion_ready``: the completion stream's ready
         pattern (default always); ``reset_cycle``: a cycle with the reset high, after which
-        no request is offered and the run goes on to ``max_cycles``."""
+        no request is offered and the run goes on to ``max_cycles``; ``bus_write``: (cycle,
+        byte address, word), a bus write started in that cycle of the run. Afterwards
+        ``accept_cycles`` holds the cycle each request was accepted (-1: never) and
+        ``bus_done`` the cycle the write was answered (-1: never)."""
         count = len(requests)
         request_words = np.zeros((max(count, 1), self.request_words), dtype=np.uint32)
         for i, fields in enumerate(requests):
@@ -418,13 +440,18 @@ class NativeUnit:
         completions = np.zeros((max(count, 1), self.completion_words), dtype=np.uint32)
         completion_cycles = np.zeros(max(count, 1), dtype=np.int64)
         n_beats, n_completions = ctypes.c_longlong(), ctypes.c_longlong()
+        bus_cycle, bus_address, bus_data = bus_write if bus_write is not None else (-1, 0, 0)
+        bus_done = ctypes.c_int64()
+        accept_cycles = np.full(max(count, 1), -1, dtype=np.int64)
         cycles = self.lib.tma_run(self.handle, max_cycles, count, request_words,
                                   np.ascontiguousarray(gaps, dtype=np.int32),
                                   np.ascontiguousarray(ready, dtype=np.uint8), len(ready),
                                   np.ascontiguousarray(completion_ready, dtype=np.uint8), len(completion_ready),
-                                  -1 if reset_cycle is None else reset_cycle, beats, beat_cycles,
+                                  -1 if reset_cycle is None else reset_cycle, bus_cycle, bus_address >> 2, bus_data,
+                                  ctypes.byref(bus_done), accept_cycles, beats, beat_cycles,
                                   max_beats, ctypes.byref(n_beats), completions, completion_cycles,
                                   ctypes.byref(n_completions))
+        self.accept_cycles, self.bus_done = accept_cycles[:count], bus_done.value
         return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],
                 completion_cycles[:n_completions.value], cycles)
 
