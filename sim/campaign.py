@@ -1,19 +1,13 @@
 """The verification campaign: the RTL run in lockstep with the golden model on generated
-scenarios (:mod:`.generate`), checked a whole run at a time with numpy, in parallel
-processes, with a coverage report, shrunk reproducers and a corpus that replays them
-(docs/verification.md).
-
-The checker here compares every field of every beat and completion the compiled unit
-emits with what the model says, as arrays: the beat layout (``rtl.layouts.beat_layout``)
-is flattened into its fields, each field of every beat is cut out of the beats' words at
-once, and each is compared with the model's value for the field of the same name: a field
-of the model's transactions (``model.transactions.Transactions``), a field of the request
-(``model.layout.REQUEST_FIELDS``), or ``last``. So a field added to the beat layout is
-compared without a change here, and one that neither side names stops the run with an
-error that says so.
+scenarios (:mod:`.generate`), checked a whole run at a time by the checker of
+:mod:`.cosim`, in parallel processes or on any executor, with a coverage report, shrunk
+reproducers and a corpus that replays them (docs/verification.md).
 
 Beside the streams, a campaign checks what software reads: after each scenario, the
 status registers against a mirror kept from the model's completions (docs/registers.md).
+The unit is kept from one scenario to the next, so what one leaves behind (an output not
+taken, a register) shows in the next; a difference that needs that history to appear is
+reported with the range of scenarios that rebuilds it.
 """
 
 import concurrent.futures
@@ -29,10 +23,10 @@ import numpy as np
 
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
-from ..model.types import AccessMode, Operation, Swizzle, dtype_from_ptx_code
+from ..model.layout import decode_descriptor
+from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
-from ..rtl.layouts import CompletionLayout
-from ..rtl.regfile import REGISTERS
+from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, descriptor_writes
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
                     model_answers, ready_pattern, request_gaps)
@@ -40,14 +34,12 @@ from .generate import GENERATORS, RandomDraw
 
 __all__ = ["flat_layout", "field_values", "expected_beats", "BatchChecker", "run_scenario", "Coverage",
            "Failure", "run_campaign", "scenario_to_json", "scenario_from_json", "write_reproducer",
-           "read_reproducer", "replay", "shrink", "make_unit", "MAX_CASE_BYTES", "BACKENDS", "DRAIN_CYCLES", "StatusMirror",
+           "read_reproducer", "replay", "shrink", "reproducer", "make_unit", "MAX_CASE_BYTES", "BACKENDS", "StatusMirror",
            "ScenarioResult", "model_answers", "scenario_at", "run_chunk", "DEFAULT_WEIGHTS", "fresh_seed",
            "format_report", "report_to_json", "buckets_possible"]
 
 #: The compiled backends a campaign runs on.
 BACKENDS = ("cxxrtl", "verilator")
-#: Cycles a run goes on after a reset in it, to see that nothing more comes out.
-DRAIN_CYCLES = 64
 
 
 # -- what software reads --------------------------------------------------------------------
@@ -95,10 +87,15 @@ def make_unit(config: UnitConfig, backend: str, optimize: str | None = None):
 
 @dataclass
 class ScenarioResult:
-    requests: int
+    """What a scenario's run checked: the requests whose completions came out (with the
+    model's answer for each), the beats and the cycles."""
+    checked: list           # (request fields, the model's Completion)
     beats: int
     cycles: int
-    answers: list
+
+    @property
+    def requests(self) -> int:
+        return len(self.checked)
 
 
 def _completion_pattern(scenario: Scenario) -> np.ndarray:
@@ -115,8 +112,8 @@ def cycle_limit(beats: int, requests: int, gaps: int, ready: np.ndarray, complet
     """The cycles a run is given before it counts as hung (the checker then reports the
     completions that never came): ten times what the beats, the requests and their gaps
     need at the streams' ready rates (the unit takes a request a cycle and emits a beat a
-    cycle, and a request's completion comes within a few hundred cycles), and the
-    completion stream's longest stall."""
+    cycle, and a request's completion comes within a few hundred cycles), and the cycles
+    of a period of the completion stream's pattern that are not ready."""
     rate = min(ready.mean(), completion_ready.mean())
     stall = len(completion_ready) - int(np.count_nonzero(completion_ready))
     return int(10 * (beats + 40 * requests + gaps + 1000) / max(rate, 0.01)) + stall
@@ -134,61 +131,62 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
     writes = []
     for slot, image in scenario.images.items():
         if image is not None:
-            writes += _descriptor_writes(slot, image)
+            writes += descriptor_writes(slot, image)
             mirror.written |= 1 << slot
     writes.append((_OFFSET["SLOT_VALID"], scenario.valid_slots))
     unit.bus_many(writes)
     count = len(scenario.requests)
     gaps = request_gaps(scenario.seed, count, scenario.max_gap)
     ready, completion_ready = ready_pattern(scenario.seed, scenario.ready_probability), _completion_pattern(scenario)
+    max_cycles = cycle_limit(checker.beat_count, count, int(gaps.sum()), ready, completion_ready)
     if scenario.reset_cycle is not None:
-        max_cycles = scenario.reset_cycle + DRAIN_CYCLES
-    else:
-        max_cycles = cycle_limit(checker.beat_count, count, int(gaps.sum()), ready, completion_ready)
+        max_cycles += scenario.reset_cycle
     bus_write = None
     if scenario.rewrite is not None:
         cycle, slot, word, value = scenario.rewrite
-        bus_write = (cycle, _descriptor_writes(slot, bytes(128))[word][0], value)
+        bus_write = (cycle, SLOT_BASE + slot * SLOT_STRIDE + 4 * word, value)
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
         scenario.requests, gaps, ready, checker.beat_count + 1, max_cycles=max_cycles,
         completion_ready=completion_ready, reset_cycle=scenario.reset_cycle, bus_write=bus_write)
     valid_after = scenario.valid_slots
     if scenario.rewrite is not None and unit.bus_done >= 0:
-        answers = _rewritten(scenario, answers, unit.accept_cycles, unit.bus_done, completions)
+        answers = _rewritten(scenario, answers, unit.accept_cycles, unit.bus_done)
         checker = BatchChecker(scenario, answers)
         valid_after &= ~(1 << scenario.rewrite[1])
-    checker.check(beats, beat_cycles, completions, completion_cycles, cycles, scenario.reset_cycle)
-    if scenario.reset_cycle is not None:
-        mirror.__init__()
-        valid_after = 0
+    taken = answers
+    if scenario.reset_cycle is None:
+        checker.check(beats, beat_cycles, completions, completion_cycles, cycles)
     else:
-        mirror.take(answers)
+        # a reset forgets the slots: a request taken after it completes SLOT_INVALID
+        after = {i: Completion(scenario.requests[i]["request_id"], ErrorCode.SLOT_INVALID, 0, None)
+                 for i, accepted in enumerate(unit.accept_cycles) if accepted > scenario.reset_cycle}
+        if any(accepted == scenario.reset_cycle for accepted in unit.accept_cycles):
+            raise Mismatch(f"RTL and model differ at cycle {scenario.reset_cycle}: a request taken in the reset "
+                           "cycle", scenario.reset_cycle)
+        checker.check(beats, beat_cycles, completions, completion_cycles, cycles, scenario.reset_cycle, after)
+        before = int(np.count_nonzero(completion_cycles < scenario.reset_cycle))
+        mirror.__init__()
+        valid_after, taken = 0, list(after.values())
+        checked = list(zip(scenario.requests[:before], answers[:before]))
+        checked += [(scenario.requests[i], answer) for i, answer in after.items()]
+    mirror.take(taken)
     _check_registers(unit, mirror, valid_after, cycles)
-    return ScenarioResult(count, len(beats), cycles, answers)
+    return ScenarioResult(checked if scenario.reset_cycle is not None else list(zip(scenario.requests, answers)),
+                          len(beats), cycles)
 
 
-def _descriptor_writes(slot, image):
-    from ..rtl.regfile import descriptor_writes
-    return descriptor_writes(slot, image)
-
-
-def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, done: int, completions: np.ndarray) -> list:
+def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, done: int) -> list:
     """The model's answers when a word of a slot was written during the run
-    (``scenario.rewrite``), answered at cycle ``done``: the write clears the slot's valid
-    bit before the word lands, and a request takes its slot when accepted, so a request
-    on the slot accepted before the write began keeps the slot's descriptor, one accepted
-    after the write was answered completes SLOT_INVALID, and one accepted while the write
-    was under way does one or the other (never a mix: which one, its completion says)."""
-    start, slot = scenario.rewrite[0], scenario.rewrite[1]
-    [(offset, width)] = [(offset, width) for name, offset, width in flat_layout(CompletionLayout) if name == "status"]
-    status = field_values(completions, offset, width)
+    (``scenario.rewrite``), answered in cycle ``done``. The register file clears the
+    slot's valid bit in the cycle its answer is on the bus and the word lands at the end
+    of it (docs/registers.md), and a request takes its slot's descriptor and valid bit
+    in the cycle it is accepted: a request on the slot accepted before ``done`` keeps
+    the slot's descriptor, one accepted in it or after completes SLOT_INVALID."""
+    slot = scenario.rewrite[1]
     answers = list(answers)
     for i, request in enumerate(scenario.requests):
-        if request["slot"] != slot or accepted[i] < start:
-            continue
-        invalid = Completion(request["request_id"], ErrorCode.SLOT_INVALID, 0, None)
-        if accepted[i] > done or (i < len(status) and status[i] == ErrorCode.SLOT_INVALID):
-            answers[i] = invalid
+        if request["slot"] == slot and accepted[i] >= done:
+            answers[i] = Completion(request["request_id"], ErrorCode.SLOT_INVALID, 0, None)
     return answers
 
 
@@ -222,7 +220,7 @@ class Coverage:
         self.requests[generator] += result.requests
         self.beats[generator] += result.beats
         self.cycles[generator] += result.cycles
-        for fields, answer in zip(scenario.requests, result.answers):
+        for fields, answer in result.checked:
             self.codes[_CODE_NAMES[answer.status]] += 1
             if answer.status == ErrorCode.OK:
                 self.buckets[_bucket(scenario.images[fields["slot"]], fields)] += 1
@@ -236,20 +234,11 @@ class Coverage:
         return {name: dict(value) if isinstance(value, Counter) else value for name, value in asdict(self).items()}
 
 
-_SWIZZLE_BITS = {"swizzle_mode": None, "swizzle_atomicity": None, "elemtype": None}
-
-
-def _image_field(image: bytes, name: str) -> int:
-    from ..model.layout import DESCRIPTOR_FIELDS
-    f = next(f for f in DESCRIPTOR_FIELDS if f.name == name)
-    return int.from_bytes(image, "little") >> f.offset & ((1 << f.width) - 1)
-
-
 def _bucket(image: bytes, fields: dict) -> str:
-    swizzle = Swizzle.from_pair(_image_field(image, "swizzle_mode"), _image_field(image, "swizzle_atomicity"))
-    dtype = dtype_from_ptx_code(_image_field(image, "elemtype"))
-    return "/".join([AccessMode(fields["mode"]).name, Operation(fields["operation"]).name,
-                     swizzle.name if swizzle is not None else "?", dtype.name if dtype is not None else "?"])
+    """The access mode x operation x swizzle x element type bucket of a request completed OK."""
+    tm = decode_descriptor(image)
+    return "/".join([AccessMode(fields["mode"]).name, Operation(fields["operation"]).name, tm.swizzle.name,
+                     tm.dtype.name])
 
 
 # -- reproducers ----------------------------------------------------------------------------
@@ -272,7 +261,8 @@ def scenario_from_json(data: dict) -> Scenario:
     config = UnitConfig(**data.pop("config"))
     images = {int(slot): (bytes.fromhex(image) if image is not None else None)
               for slot, image in data.pop("images").items()}
-    tuples = {name: tuple(data.pop(name)) if data.get(name) else None for name in _TUPLES if name in data}
+    tuples = {name: tuple(value) if value else None for name, value in
+              ((name, data.pop(name)) for name in _TUPLES if name in data)}
     return Scenario(config, images, **tuples, **data)
 
 
@@ -300,7 +290,7 @@ def replay(scenario: Scenario, backend: str = "cxxrtl", optimize: str | None = N
 def _fails(scenario: Scenario, unit) -> bool:
     try:
         replay(scenario, unit=unit)
-    except Mismatch:
+    except Exception:           # a difference, or a run that could not finish
         return True
     return False
 
@@ -343,15 +333,31 @@ def shrink(scenario: Scenario, unit, budget: int = 200) -> Scenario:
     return best
 
 
+def reproducer(failure: "Failure", report: dict, unit) -> tuple[Scenario, str]:
+    """The scenario to keep for a campaign's failure, and a note: shrunk if it differs on
+    a unit fresh from reset; else as it ran, with the command that reruns the scenarios
+    of its chunk before it, which the difference needs."""
+    scenario = scenario_from_json(failure.scenario)
+    if _fails(scenario, unit):
+        return shrink(scenario, unit), ""
+    weights = ",".join(f"{name}={weight}" for name, weight in report["generators"].items())
+    return scenario, (f"does not differ on a unit fresh from reset; it needs the scenarios before it: tma-unit "
+                      f"verify --seed {report['seed']} --start {failure.chunk_start} --scenarios "
+                      f"{failure.index - failure.chunk_start + 1} --generators {weights} --lanes "
+                      f"{report['config']['lanes']} --backend {report['backend']}")
+
+
 # -- the campaign ---------------------------------------------------------------------------
 
 @dataclass
 class Failure:
-    """A scenario on which the RTL and the model differed."""
+    """A scenario on which the RTL and the model differed (or the run failed), and the
+    first scenario of its chunk: the unit ran the chunk's scenarios from there before it."""
     generator: str
     index: int
     report: str
     scenario: dict          # scenario_to_json
+    chunk_start: int = 0
 
 
 _UNITS = {}
@@ -374,31 +380,32 @@ def scenario_at(seed: int, index: int, config: UnitConfig, generators) -> tuple[
 
 
 def run_chunk(config: UnitConfig, backend: str, seed: int, start: int, count: int, generators: dict,
-              deadline: float | None = None, optimize: str | None = None) -> tuple[Coverage, list, int]:
-    """Scenarios ``start`` to ``start + count`` of a campaign (or fewer, if ``deadline``, a
-    ``time.time()``, passes first) on this process's unit: their coverage, the failures, and
-    how many ran. A module-level function, so any executor can run it."""
+              optimize: str | None = None) -> tuple[Coverage, list, int]:
+    """Scenarios ``start`` to ``start + count`` of a campaign on this process's unit, from
+    a reset: their coverage, the failures and how many ran. Anything a scenario raises is
+    a failure of that scenario (a difference, a bus error, an error in the model), and the
+    unit is reset before the next. A module-level function of plain arguments, so any
+    executor can run it."""
+    import traceback
     began = time.time()
     unit = _unit_for(config, backend, optimize)
     coverage, failures = Coverage(), []
     mirror = StatusMirror()
     unit.reset()
-    done = 0
     for index in range(start, start + count):
-        if deadline is not None and time.time() >= deadline:
-            break
         name, scenario = scenario_at(seed, index, config, generators)
+        saved = scenario_to_json(scenario)
         try:
             result = run_scenario(unit, scenario, mirror)
-        except Mismatch as error:
-            failures.append(Failure(name, index, str(error), scenario_to_json(scenario)))
+        except Exception as error:          # every failure is reported, and the campaign goes on
+            report = str(error) if isinstance(error, Mismatch) else traceback.format_exc()
+            failures.append(Failure(name, index, report, saved, start))
             unit.reset()
             mirror = StatusMirror()
         else:
             coverage.add(name, scenario, result)
-        done += 1
     coverage.seconds = time.time() - began
-    return coverage, failures, done
+    return coverage, failures, count
 
 
 def fresh_seed() -> int:
@@ -446,7 +453,7 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
                     cases is None or sum(coverage.requests.values()) < cases):
                 count = chunk if end is None else min(chunk, end - next_start)
                 pending.add(executor.submit(run_chunk, config, backend, seed, next_start, count, generators,
-                                            deadline, optimize))
+                                            optimize))
                 next_start += count
             if not pending:
                 break
@@ -463,7 +470,7 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
             executor.shutdown(cancel_futures=True)
     coverage.seconds = time.time() - began
     return {"seed": seed, "backend": backend, "config": config.to_dict(), "start": start, "scenarios": ran,
-            "coverage": coverage, "failures": failures}
+            "generators": generators, "coverage": coverage, "failures": failures}
 
 
 class _InProcess(concurrent.futures.Executor):
@@ -497,8 +504,9 @@ def format_report(report: dict, possible: list[str] | None = None) -> str:
     hit, mode x operation table, buckets hit, differences."""
     coverage: Coverage = report["coverage"]
     seconds = max(coverage.seconds, 1e-9)
-    lines = [f"campaign seed {report['seed']} (scenarios {report['start']} to {report['start'] + report['scenarios']}), "
-             f"backend {report['backend']}, lanes {report['config']['lanes']}, {seconds:.1f} s"]
+    weights = ",".join(f"{name}={weight}" for name, weight in report["generators"].items())
+    lines = [f"campaign seed {report['seed']} (scenarios {report['start']} to {report['start'] + report['scenarios']}, "
+             f"--generators {weights}), backend {report['backend']}, lanes {report['config']['lanes']}, {seconds:.1f} s"]
     lines.append(f"{'generator':<10} {'scenarios':>10} {'cases':>10} {'beats':>12} {'cycles':>13} {'cases/s':>9}")
     for name in sorted(coverage.scenarios):
         lines.append(f"{name:<10} {coverage.scenarios[name]:>10,} {coverage.requests[name]:>10,} "

@@ -12,9 +12,8 @@ beat, cycle, and each field expected and got; on request (a file, or the folder
 (:func:`waveform_on_mismatch`).
 """
 
-import functools
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -26,66 +25,20 @@ from ..model.transactions import Transactions
 from ..model.unit import check, complete, Completion
 from ..rtl.layouts import CompletionLayout, beat_layout
 
-__all__ = ["Scenario", "BeatRecord", "LaneRecord", "beat_decoder", "LockstepChecker", "BatchChecker", "Mismatch",
+__all__ = ["Scenario", "LockstepChecker", "BatchChecker", "Mismatch",
            "ready_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
-           "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BYTES"]
-
-
-@dataclass(frozen=True)
-class LaneRecord:
-    valid: bool
-    global_address: int
-    global_length: int
-    smem_address: int
-    mask: int
-    units: int
-
-
-@dataclass(frozen=True)
-class BeatRecord:
-    lanes: tuple
-    element_pitch: int
-    fill: int
-    request_id: int
-    operation: int
-    multicast_mask: int
-    last: bool
-
-    @classmethod
-    def from_view(cls, view):
-        """From an RTL beat payload (a ``data.Const`` of ``beat_layout``)."""
-        return beat_decoder(view.shape())(view.as_bits())
-
-
-@functools.cache
-def beat_decoder(layout):
-    """A function from a beat payload's bits (an int laid out as ``layout``, a
-    ``beat_layout``) to its :class:`BeatRecord`. The fields' offsets are read off the
-    layout once, so decoding is a shift and a mask a field: a ``data.Const`` view costs
-    some 30 times that, and was most of a compiled backend's checked run."""
-    def places(cls, struct, base=0):
-        """(name, offset, mask, bool or int) of each field of ``cls`` but the lanes."""
-        return [(f.name, base + struct[f.name].offset, (1 << struct[f.name].width) - 1,
-                 bool if f.type in (bool, "bool") else int) for f in fields(cls) if f.name != "lanes"]
-
-    lanes = layout["lanes"]
-    lane = lanes.shape.elem_shape
-    lane_places = [places(LaneRecord, lane, lanes.offset + i * lane.size) for i in range(lanes.shape.length)]
-    beat_places = places(BeatRecord, layout)
-
-    def values(bits: int, where) -> dict:
-        return {name: kind(bits >> offset & mask) for name, offset, mask, kind in where}
-
-    def decode(bits: int) -> BeatRecord:
-        return BeatRecord(lanes=tuple(LaneRecord(**values(bits, where)) for where in lane_places),
-                          **values(bits, beat_places))
-    return decode
+           "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BYTES", "code_name"]
 
 
 @dataclass
 class Scenario:
-    """What to run: ``images`` maps slot -> 128-byte image (or None: never written);
-    ``valid_slots`` the SLOT_VALID mask; ``requests`` hardware request field dicts."""
+    """What to run: ``images`` maps slot -> 128-byte image written before the run (None:
+    not written); ``valid_slots`` the SLOT_VALID mask written after them; ``requests``
+    hardware request field dicts, offered in order; ``seed`` the seed of the beat and
+    completion streams' ready patterns (:func:`ready_pattern`, with
+    ``ready_probability`` and ``completion_ready_probability``) and of the idle cycles
+    before each request (:func:`request_gaps`, up to ``max_gap``); ``names`` the requests'
+    names in reports; and the faults below."""
     config: UnitConfig
     images: dict
     valid_slots: int
@@ -107,7 +60,7 @@ class Scenario:
 
 
 def ready_pattern(seed: int, probability: float, length: int = 4096) -> np.ndarray:
-    """A repeating ready pattern for the beat stream: 1 with the given probability."""
+    """A repeating ready pattern for a stream: 1 with the given probability."""
     if probability >= 1.0:
         return np.ones(length, dtype=np.uint8)
     rng = np.random.default_rng(seed)
@@ -206,6 +159,8 @@ def _shape_width(shape) -> int:
 def field_values(words: np.ndarray, offset: int, width: int) -> np.ndarray:
     """Bits ``offset`` to ``offset + width`` (at most 64 bits) of each row of ``words``
     (uint32, least significant word first), as uint64."""
+    if width > 64:
+        raise ValueError(f"a field of {width} bits is wider than the checker's 64: split it in the layout")
     if len(words) == 0:
         return np.zeros(0, dtype=np.uint64)
     first, shift = divmod(offset, 32)
@@ -351,16 +306,52 @@ class BatchChecker:
         lines += [f"  {name}: expected {expected!r}, got {got!r}" for name, expected, got in differences]
         raise Mismatch("\n".join(lines), cycle)
 
+    def compare_completions(self, words: np.ndarray, cycles: np.ndarray, answers: list, indices=None):
+        """Completions ``words`` (taken at ``cycles``) against the model's ``answers``, in
+        order: each field of the completion layout against the answer's field of the
+        same name. ``indices``: the scenario's request each answer is for (default: the
+        first ones, in order)."""
+        indices = list(range(len(answers))) if indices is None else list(indices)
+        count = min(len(words), len(answers))
+        got = {name: field_values(words[:count], offset, width) for name, offset, width in self.completion_flat}
+        want = {name: np.array([int(getattr(answer, name)) for answer in answers[:count]], dtype=np.uint64)
+                for name, _, _ in self.completion_flat}
+        bad = np.zeros(count, dtype=bool)
+        for name, _, _ in self.completion_flat:
+            bad |= got[name] != want[name]
+        if bad.any():
+            i = int(np.argmax(bad))
+            show = {"status": code_name}
+            differences = [(name, show.get(name, int)(want[name][i]), show.get(name, int)(got[name][i]))
+                           for name, _, _ in self.completion_flat if want[name][i] != got[name][i]]
+            if answers[i].status != ErrorCode.OK:       # the rule, in the model's words
+                differences.append(("model's error", str(self._model_error(indices[i])), None))
+            self._fail(f"completion of request {indices[i]}", int(cycles[i]), differences, indices[i])
+
     def check(self, beat_words: np.ndarray, beat_cycles: np.ndarray, completion_words: np.ndarray,
-              completion_cycles: np.ndarray, cycles: int, reset_cycle: int | None = None) -> None:
-        """Raise :class:`Mismatch` at the first difference. With ``reset_cycle``, the run's
-        output up to the reset must be a prefix of the model's, and nothing may follow it."""
+              completion_cycles: np.ndarray, cycles: int, reset_cycle: int | None = None,
+              after_reset: dict | None = None) -> None:
+        """Raise :class:`Mismatch` at the first difference. With ``reset_cycle``, the output
+        before the reset must be a prefix of the model's, nothing may be transferred in the
+        reset cycle, and after it the only output is the completions of the requests taken
+        after the reset, ``after_reset`` (request index -> the model's answer), in order."""
+        if reset_cycle is not None:
+            during = [int(c) for c in list(beat_cycles) + list(completion_cycles) if c == reset_cycle]
+            if during:
+                self._fail(f"a transfer in the reset cycle {reset_cycle}", reset_cycle, [], 0)
+            late = sorted(int(c) for c in beat_cycles if c > reset_cycle)
+            if late:
+                self._fail(f"a beat after the reset at cycle {reset_cycle}", late[0], [], 0)
+            before = completion_cycles < reset_cycle
+            after_reset = after_reset or {}
+            self.compare_completions(completion_words[~before], completion_cycles[~before],
+                                     list(after_reset.values()), list(after_reset))
+            if int((~before).sum()) != len(after_reset):
+                self._fail(f"{int((~before).sum())} completions after the reset, of the {len(after_reset)} "
+                           "requests taken after it", cycles, [], 0)
+            completion_words, completion_cycles = completion_words[before], completion_cycles[before]
         got_beats, want_beats = len(beat_words), self.beat_count
         got_completions, want_completions = len(completion_words), len(self.answers)
-        if reset_cycle is not None:
-            late = [int(c) for c in list(beat_cycles) + list(completion_cycles) if c >= reset_cycle]
-            if late:
-                self._fail(f"output after the reset at cycle {reset_cycle}", late[0], [], 0)
         count = min(got_beats, want_beats)
         got = {name: field_values(beat_words[:count], offset, width) for name, offset, width in self.flat}
         bad = np.zeros(count, dtype=bool)
@@ -379,30 +370,22 @@ class BatchChecker:
                                 or self.expected[f"{name[:name.index('.')]}.valid"][b] == 1)]
             first = int(np.argmax(self.owners == owner))
             self._fail(f"beat {b - first} of request {owner}", int(beat_cycles[b]), differences, owner)
-        # completions, in order: each field of the completion layout against the model's
-        # completion's field of the same name
-        count_c = min(got_completions, want_completions)
-        got_c = {name: field_values(completion_words[:count_c], offset, width)
-                 for name, offset, width in self.completion_flat}
-        want_c = {name: np.array([int(getattr(answer, name)) for answer in self.answers[:count_c]], dtype=np.uint64)
-                  for name, _, _ in self.completion_flat}
-        bad_c = np.zeros(count_c, dtype=bool)
-        for name, _, _ in self.completion_flat:
-            bad_c |= got_c[name] != want_c[name]
-        if bad_c.any():
-            i = int(np.argmax(bad_c))
-            answer = self.answers[i]
-            show = {"status": lambda code: _code_name(int(code))}
-            differences = [(name, show.get(name, int)(want_c[name][i]), show.get(name, int)(got_c[name][i]))
-                           for name, _, _ in self.completion_flat if want_c[name][i] != got_c[name][i]]
-            if answer.status != ErrorCode.OK:       # the rule, in the model's words
-                differences.append(("model's error", str(self._model_error(i)), None))
-            self._fail(f"completion {i}", int(completion_cycles[i]), differences, i)
-        if reset_cycle is not None:
-            return      # a prefix is all a reset leaves
         if got_beats > want_beats:
             self._fail("a beat the model does not expect", int(beat_cycles[want_beats]), [],
                        int(self.owners[-1]) if want_beats else len(self.answers) - 1)
+        if got_completions > want_completions:
+            self._fail("a completion the model does not expect", int(completion_cycles[want_completions]), [],
+                       want_completions - 1)
+        self.compare_completions(completion_words, completion_cycles, self.answers)
+        # a request's completion comes after its last beat
+        ends = np.flatnonzero(self.expected["last"]) if want_beats else np.zeros(0, dtype=np.int64)
+        for end in ends:
+            owner = int(self.owners[end])
+            if owner < got_completions and (end >= got_beats or completion_cycles[owner] <= beat_cycles[end]):
+                self._fail(f"the completion of request {owner} before its last beat", int(completion_cycles[owner]),
+                           [], owner)
+        if reset_cycle is not None:
+            return      # a prefix is all a reset leaves
         if got_completions != want_completions:
             self._fail(f"the run ended with {got_completions} of {want_completions} completions", cycles, [],
                        min(got_completions, want_completions - 1))
@@ -414,8 +397,9 @@ class BatchChecker:
 _CODE_NAMES = {code.value: code.name for code in ErrorCode}
 
 
-def _code_name(status: int):
-    return ErrorCode(status).name if status in ErrorCode._value2member_map_ else status
+def code_name(status: int):
+    """An error code's name, or the number itself where no code has it."""
+    return _CODE_NAMES.get(int(status), int(status))
 
 
 class LockstepChecker:
@@ -459,21 +443,20 @@ class LockstepChecker:
         self.beats_seen += 1
         self.beat_cycles.append(cycle)
 
-    def on_completion(self, cycle: int, request_id: int, status: int, transaction_bytes: int):
-        if self.completion_index >= len(self.batch.answers):
-            self._fail("a completion the model does not expect", cycle,
-                       [("completion", None, (request_id, status, transaction_bytes))], len(self.batch.answers) - 1)
-        i = self.completion_index
-        answer = self.batch.answers[i]
-        differences = [(name, want, got) for name, want, got in (
-            ("request_id", answer.request_id, request_id),
-            ("status", _code_name(int(answer.status)), _code_name(status)),
-            ("transaction_bytes", answer.transaction_bytes, transaction_bytes)) if want != got]
-        if differences:
-            if answer.status != ErrorCode.OK:
-                differences.append(("model's error", str(self.batch._model_error(i)), None))
-            self._fail(f"completion {i}", cycle, differences, i)
-        self.completions.append((request_id, status, transaction_bytes))
+    def on_completion(self, cycle: int, bits: int):
+        """A completion the RTL emitted, its payload as an int laid out as the completion
+        layout."""
+        batch, i = self.batch, self.completion_index
+        if i >= len(batch.answers):
+            self._fail("a completion the model does not expect", cycle, [("completion", None, hex(bits))],
+                       len(batch.answers) - 1)
+        words = np.frombuffer(bits.to_bytes(4 * ((CompletionLayout.size + 31) // 32), "little"), dtype=np.uint32)
+        batch.compare_completions(words.reshape(1, -1), np.array([cycle]), batch.answers[i:i + 1], [i])
+        ends = np.flatnonzero((batch.owners == i) & (batch.expected["last"] == 1))
+        if len(ends) and self.beats_seen <= ends[0]:
+            self._fail(f"the completion of request {i} before its last beat", cycle, [], i)
+        answer = batch.answers[i]
+        self.completions.append((answer.request_id, int(answer.status), answer.transaction_bytes))
         self.completion_cycles.append(cycle)
         self.completion_index += 1
 

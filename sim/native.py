@@ -29,7 +29,7 @@ from ..model.config import UnitConfig
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
-from .cosim import (BeatRecord, LockstepChecker, beat_decoder, RunResult, Scenario, ready_pattern, request_gaps,
+from .cosim import (LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps,
                     waveform_on_mismatch)
 
 __all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
@@ -162,12 +162,16 @@ long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, con
     return i;
 }
 
+#define TAIL 16
 // Offer n_requests requests (REQUEST_WORDS words each), request i after gaps[i] idle
 // cycles; the beat stream is ready on cycle c when ready[c % ready_length], the completion
 // stream when completion_ready[c % completion_ready_length]. Runs until every request has
-// completed or max_cycles pass; returns the cycles run. With reset_cycle >= 0, the reset
-// is high in that cycle (nothing is offered or taken in it) and no request is offered
-// after it: the requests in flight are abandoned (docs/registers.md, "Reset"). With
+// completed, and TAIL cycles more, or max_cycles pass; returns the cycles until the last
+// completion (not counting the TAIL cycles), or all run if it never came. Takes at
+// most max_beats beats and n_requests + 1 completions. With reset_cycle >= 0, the reset
+// is high in that cycle (the streams go on as before: the unit must transfer nothing in
+// it); the requests in flight are abandoned (docs/registers.md, "Reset"), and those not
+// yet accepted are offered after it. With
 // bus_cycle >= 0, a Wishbone write of bus_data to bus_word_address starts in that cycle,
 // beside the requests; *bus_done is the cycle it was acked (-1: not within the run). The
 // cycle each request was accepted goes to accept_cycles.
@@ -180,23 +184,30 @@ long long tma_run(void *p, long long max_cycles,
                   uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
                   uint32_t *completions, int64_t *completion_cycles, long long *n_completions) {
     Harness *h = static_cast<Harness *>(p);
-    long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0;
+    long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0, tail = 0, finished = -1;
+    long long owed = n_requests;            // the completions the run waits for
     *n_beats = 0;
     *n_completions = 0;
     *bus_done = -1;
     bool bus_pending = bus_cycle >= 0;
     SET(bus__we, 1); SET(bus__adr, bus_word_address); SET(bus__dat_w, bus_data); SET(bus__sel, 0xF);
-    while (cycles < max_cycles && (*n_completions < n_requests || cycles <= reset_cycle || bus_pending)) {
+    // after the last completion owed, TAIL cycles with both streams ready: anything the
+    // unit emits then is a difference of this run, not of the next
+    while (cycles < max_cycles && tail < TAIL) {
         bool reset = cycles == reset_cycle;
-        if (reset) next = n_requests;       // nothing more is offered
+        // a reset abandons the requests in flight: the run waits for the completions taken
+        // so far and those of the requests not yet accepted, which are offered on
+        if (reset) owed = *n_completions + (n_requests - next);
+        bool done = *n_completions >= owed && cycles > reset_cycle && !bus_pending && next == n_requests;
+        if (done && tail++ == 0) finished = cycles;
         SET(rst, reset);
         bool bus_on = bus_pending && cycles >= bus_cycle;
         SET(bus__cyc, bus_on); SET(bus__stb, bus_on);
         bool offer = next < n_requests && wait == 0;
         SET(requests__valid, offer);
         if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
-        bool beat_ready = !reset && ready[cycles % ready_length] != 0;
-        bool completion_ready_now = !reset && completion_ready[cycles % completion_ready_length] != 0;
+        bool beat_ready = done || ready[cycles % ready_length] != 0;
+        bool completion_ready_now = done || completion_ready[cycles % completion_ready_length] != 0;
         SET(beats__ready, beat_ready);
         SET(completions__ready, completion_ready_now);
         EVALUATE();
@@ -212,7 +223,7 @@ long long tma_run(void *p, long long max_cycles,
             beat_cycles[*n_beats] = cycles;
             ++*n_beats;
         }
-        if (completion_ready_now && GET(completions__valid)) {
+        if (completion_ready_now && GET(completions__valid) && *n_completions <= n_requests) {
             TAKE(completions__payload, completions + *n_completions * COMPLETION_WORDS);
             completion_cycles[*n_completions] = cycles;
             ++*n_completions;
@@ -232,7 +243,7 @@ long long tma_run(void *p, long long max_cycles,
     SET(completions__ready, 1);
     SET(bus__cyc, 0); SET(bus__stb, 0); SET(bus__we, 0);
     SETTLE();
-    return cycles;
+    return finished >= 0 ? finished : cycles;
 }
 
 }
@@ -352,7 +363,6 @@ class NativeUnit:
         self.handle = self.lib.tma_new()
         self.beat_layout = beat_layout(config)
         self.beat_words = words(self.beat_layout.size)
-        self._decode = beat_decoder(self.beat_layout)
         self.request_words = words(payload_width(REQUEST_FIELDS))
         self.completion_words = words(CompletionLayout.size)
 
@@ -424,7 +434,7 @@ class NativeUnit:
         """Run the requests (field dicts); returns (beat words, beat cycles, completion words,
         completion cycles, cycles run). ``completion_ready``: the completion stream's ready
         pattern (default always); ``reset_cycle``: a cycle with the reset high, after which
-        no request is offered and the run goes on to ``max_cycles``; ``bus_write``: (cycle,
+        the requests not yet accepted are offered; ``bus_write``: (cycle,
         byte address, word), a bus write started in that cycle of the run. Afterwards
         ``accept_cycles`` holds the cycle each request was accepted (-1: never) and
         ``bus_done`` the cycle the write was answered (-1: never)."""
@@ -437,8 +447,8 @@ class NativeUnit:
             completion_ready = np.ones(1, dtype=np.uint8)
         beats = np.zeros((max(max_beats, 1), self.beat_words), dtype=np.uint32)
         beat_cycles = np.zeros(max(max_beats, 1), dtype=np.int64)
-        completions = np.zeros((max(count, 1), self.completion_words), dtype=np.uint32)
-        completion_cycles = np.zeros(max(count, 1), dtype=np.int64)
+        completions = np.zeros((count + 1, self.completion_words), dtype=np.uint32)     # one more: a difference
+        completion_cycles = np.zeros(count + 1, dtype=np.int64)
         n_beats, n_completions = ctypes.c_longlong(), ctypes.c_longlong()
         bus_cycle, bus_address, bus_data = bus_write if bus_write is not None else (-1, 0, 0)
         bus_done = ctypes.c_int64()
@@ -455,8 +465,6 @@ class NativeUnit:
         return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],
                 completion_cycles[:n_completions.value], cycles)
 
-    def decode_beat(self, beat_words: np.ndarray) -> BeatRecord:
-        return self._decode(int.from_bytes(beat_words.tobytes(), "little"))
 
 
 def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
@@ -477,8 +485,7 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
         if kind == 0:
             checker.on_beat(cycle, int.from_bytes(beats[i].tobytes(), "little"))
         else:
-            value = CompletionLayout.from_bits(int.from_bytes(completions[i].tobytes(), "little"))
-            checker.on_completion(cycle, int(value.request_id), int(value.status), int(value.transaction_bytes))
+            checker.on_completion(cycle, int.from_bytes(completions[i].tobytes(), "little"))
     return checker.finish(cycles)
 
 

@@ -54,7 +54,7 @@ def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
             if beat_valid and beat_ready:
                 checker.on_beat(cycle, beat.as_bits())
             if done_valid:
-                checker.on_completion(cycle, int(done.request_id), int(done.status), int(done.transaction_bytes))
+                checker.on_completion(cycle, done.as_bits())
             cycle += 1
             if cycle > max_cycles:
                 break

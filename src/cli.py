@@ -282,6 +282,8 @@ def _weights(text: str) -> dict:
             raise TmaError(ErrorCode.ENUM_RANGE, "--generators", shown(name),
                            f"is not a generator ({', '.join(GENERATORS)})")
         weights[name] = _flag_int(weight, f"--generators {name}") if weight else 1
+        if weights[name] <= 0:
+            raise TmaError(ErrorCode.ENUM_RANGE, f"--generators {name}", weights[name], "is not a positive weight")
     return weights
 
 
@@ -311,6 +313,11 @@ def cmd_verify(args) -> int:
         print(f"{args.replay}: {len(scenario.requests)} requests, no difference on {backend}")
         return 0
     config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width)
+    for name in ("scenarios", "cases", "seconds", "workers"):
+        value = getattr(args, name)
+        if value is not None and not (float(value) > 0 if name == "seconds" else _flag_int(value, f"--{name}") > 0):
+            raise TmaError(ErrorCode.ENUM_RANGE, f"--{name}", shown(value), "is not positive: the campaign would "
+                           "run nothing")
     seed = campaign.fresh_seed() if args.seed is None else _flag_int(args.seed, "--seed")
     print(f"campaign seed {seed}", flush=True)
     scenarios = None if args.scenarios is None else _flag_int(args.scenarios, "--scenarios")
@@ -319,7 +326,8 @@ def cmd_verify(args) -> int:
     seconds = 60.0 if scenarios is None and cases is None and args.seconds is None else args.seconds
     weights = _weights(args.generators) if args.generators else None
     backend = args.backend or "cxxrtl"
-    report = campaign.run_campaign(config, backend, seed, scenarios, seconds, weights, args.workers,
+    workers = None if args.workers is None else _flag_int(args.workers, "--workers")
+    report = campaign.run_campaign(config, backend, seed, scenarios, seconds, weights, workers,
                                    start=start, optimize=args.optimize, cases=cases,
                                    progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
@@ -329,14 +337,13 @@ def cmd_verify(args) -> int:
         Path(args.json).write_text(json.dumps(campaign.report_to_json(report), indent=1) + "\n")
     unit = None
     for failure in report["failures"]:
-        scenario = campaign.scenario_from_json(failure.scenario)
         unit = unit or campaign.make_unit(config, backend, args.optimize)
-        small = campaign.shrink(scenario, unit)
+        small, note = campaign.reproducer(failure, report, unit)
         path = campaign.write_reproducer(Path(args.out) / f"{report['seed']}-{failure.index}.json", small,
                                          failure.report, backend, seed=report["seed"], index=failure.index,
-                                         generator=failure.generator)
-        print(f"reproducer: {path} ({len(small.requests)} of {len(scenario.requests)} requests; "
-              f"tma-unit verify --replay {path})")
+                                         generator=failure.generator, generators=report["generators"], note=note)
+        print(f"reproducer: {path} ({len(small.requests)} of {len(failure.scenario['requests'])} requests; "
+              f"tma-unit verify --replay {path}){' ' + note if note else ''}")
     return 1 if report["failures"] else 0
 
 
@@ -428,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--start", default="0", help="first scenario index: a campaign resumes or is split by index ranges")
     verify.add_argument("--generators", help="generators and weights, e.g. legal=3,illegal=4 "
                                              "(legal, boundary, illegal, faults; default all)")
-    verify.add_argument("--workers", type=int, help="processes (default: every core)")
+    verify.add_argument("--workers", help="processes (default: every core)")
     verify.add_argument("--backend", choices=["cxxrtl", "verilator"], help="compiled backend (default cxxrtl)")
     verify.add_argument("--optimize", help="C++ optimisation flags of the compiled unit (default -O3 -march=native)",
                         default="-O3 -march=native")

@@ -14,7 +14,7 @@ from tma_unit.model.unit import fields_from_request, check
 from tma_unit.rtl.layouts import RequestLayout
 from tma_unit.rtl.regfile import REGISTERS, descriptor_writes
 from tma_unit.rtl.unit import TmaUnit
-from tma_unit.sim.cosim import BeatRecord, LockstepChecker, Scenario
+from tma_unit.sim.cosim import LockstepChecker, Scenario
 from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put, stream_get
 
 CONFIG = UnitConfig(lanes=2, slots=4)
@@ -62,13 +62,12 @@ def test_rewrite_in_flight_and_back_to_back():
             _, _, valid, ready, beat, done, completion = await ctx.tick().sample(
                 dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
             if valid and ready:
-                record = BeatRecord.from_view(beat)
-                (check_a if record.request_id == 1 else check_b).on_beat(cycle, beat.as_bits())
-                beat_cycles.setdefault(record.request_id, []).append(cycle)
+                request_id = int(beat.request_id)
+                (check_a if request_id == 1 else check_b).on_beat(cycle, beat.as_bits())
+                beat_cycles.setdefault(request_id, []).append(cycle)
             if done:
                 checker = check_a if completion.request_id == 1 else check_b
-                checker.on_completion(cycle, int(completion.request_id), int(completion.status),
-                                      int(completion.transaction_bytes))
+                checker.on_completion(cycle, completion.as_bits())
                 state["completions"] += 1
             cycle += 1
             assert cycle < 5000
@@ -325,8 +324,7 @@ def test_reset_in_the_middle_of_a_copy_aborts_it():
             if beat_valid:
                 checker.on_beat(cycle, beat.as_bits())
             if done:
-                checker.on_completion(cycle, int(completion.request_id), int(completion.status),
-                                      int(completion.transaction_bytes))
+                checker.on_completion(cycle, completion.as_bits())
                 break
         assert checker.finish(cycle).beats == 256
 

@@ -70,36 +70,58 @@ def test_field_values_read_each_field_as_amaranths_view_does(lanes):
         assert compared > 10, name
 
 
-def checked_scenario(seed=3):
-    """A legal scenario with beats, its checker, and beat words that hold exactly what the
-    model expects (built by :func:`words_of`, not by the RTL)."""
+def checked_scenario(seed=3, config=CONFIG):
+    """A legal scenario with two beats or more (with more than one lane, one of them not
+    full), its checker, and beat and completion words that hold exactly what the model
+    expects (built by :func:`words_of`, not by the RTL)."""
     for k in range(100):
-        scenario = legal_scenario(RandomDraw(f"checker:{seed}:{k}"), CONFIG)
+        scenario = legal_scenario(RandomDraw(f"checker:{seed}:{k}"), config)
         checker = BatchChecker(scenario)
-        if checker.beat_count >= 2:
+        if checker.beat_count >= 2 and (config.lanes == 1 or not all(checker.expected[f"lanes[{j}].valid"].all()
+                                                                     for j in range(config.lanes))):
             break
-    words = words_of(checker.expected, checker.flat, checker.beat_count, beat_layout(CONFIG).size)
+    else:
+        raise AssertionError("no scenario of two beats or more, one of them short of a lane")
+    words = words_of(checker.expected, checker.flat, checker.beat_count, beat_layout(config).size)
     completions = words_of({name: [getattr(a, name) for a in checker.answers] for name, _, _ in
                             checker.completion_flat}, checker.completion_flat, len(checker.answers), CompletionLayout.size)
     return scenario, checker, words, completions
 
 
-def test_the_model_s_own_beats_pass():
+def test_the_model_s_own_beats_pass_and_a_completion_before_its_last_beat_does_not():
     scenario, checker, words, completions = checked_scenario()
     cycles = np.arange(len(words))
-    checker.check(words, cycles, completions, np.arange(len(completions)), 100)
+    late = np.full(len(completions), len(words) + 2)
+    checker.check(words, cycles, completions, late, 10 ** 6)
+    with pytest.raises(Mismatch, match="before its last beat"):
+        checker.check(words, cycles, completions, np.zeros(len(completions), dtype=np.int64), 10 ** 6)
 
 
-@pytest.mark.parametrize("name", [name for name, _, _ in flat_layout(beat_layout(CONFIG))])
-def test_every_beat_field_is_compared(name):
+LANES8 = UnitConfig(lanes=8)
+
+
+@pytest.mark.parametrize("config, name", [(config, name) for config in (CONFIG, LANES8)
+                                          for name, _, _ in flat_layout(beat_layout(config))])
+def test_every_beat_field_is_compared(config, name):
     """A beat that differs from the model's in any one field, each in turn (reduce_op and
-    multicast_mask on any operation among them), is a difference that names the field."""
-    scenario, checker, words, completions = checked_scenario()
+    multicast_mask on any operation among them), is a difference that names the field; a
+    chunk field of a lane the model leaves empty is not compared, but the lane's valid is."""
+    scenario, checker, words, completions = checked_scenario(config=config)
     columns = {n: checker.expected[n].copy() for n, _, _ in checker.flat}
-    columns[name][1] ^= 1
-    bad = words_of(columns, checker.flat, checker.beat_count, beat_layout(CONFIG).size)
+    lane = name[:name.index(".")] if name.startswith("lanes[") else None
+    empty = np.flatnonzero(checker.expected[f"{lane}.valid"] == 0) if lane else []
+    cycles = np.arange(checker.beat_count) * 2
+    completion_cycles = np.full(len(completions), 2 * checker.beat_count)
+    if len(empty) and not name.endswith(".valid"):
+        columns[name][empty[0]] ^= 1            # an empty lane's field: no difference
+        quiet = words_of(columns, checker.flat, checker.beat_count, beat_layout(config).size)
+        checker.check(quiet, cycles, completions, completion_cycles, 10 ** 6)
+        columns[name][empty[0]] ^= 1
+    full = np.flatnonzero(checker.expected[f"{lane}.valid"] == 1) if lane else [1]
+    columns[name][full[0]] ^= 1
+    bad = words_of(columns, checker.flat, checker.beat_count, beat_layout(config).size)
     with pytest.raises(Mismatch, match=rf"  {re_escape(name)}: expected"):
-        checker.check(bad, np.arange(len(bad)), completions, np.arange(len(completions)), 100)
+        checker.check(bad, cycles, completions, completion_cycles, 10 ** 6)
 
 
 def re_escape(text):
@@ -114,7 +136,7 @@ def test_every_completion_field_is_compared(name):
     columns[name][0] ^= 1
     bad = words_of(columns, checker.completion_flat, len(checker.answers), CompletionLayout.size)
     with pytest.raises(Mismatch, match=f"  {name}: expected"):
-        checker.check(words, np.arange(len(words)), bad, np.arange(len(bad)), 100)
+        checker.check(words, np.arange(len(words)), bad, np.full(len(bad), len(words) + 2), 10 ** 6)
 
 
 def test_a_beat_field_the_model_does_not_name_is_refused_and_a_request_field_is_compared():
@@ -131,11 +153,16 @@ def test_a_beat_field_the_model_does_not_name_is_refused_and_a_request_field_is_
         expected_beats(scenario.requests, answers, flat + [("cache_hint", top, 3)], CONFIG.lanes)
 
 
-def test_output_after_a_reset_is_a_difference():
+def test_output_in_or_after_a_reset_is_a_difference():
     scenario, checker, words, completions = checked_scenario()
-    checker.check(words[:1], np.array([3]), completions[:0], np.zeros(0), 100, reset_cycle=5)
-    with pytest.raises(Mismatch, match="output after the reset at cycle 5"):
-        checker.check(words[:2], np.array([3, 6]), completions[:0], np.zeros(0), 100, reset_cycle=5)
+    none = np.zeros(0, dtype=np.int64)
+    checker.check(words[:1], np.array([3]), completions[:0], none, 100, reset_cycle=5)
+    with pytest.raises(Mismatch, match="a beat after the reset at cycle 5"):
+        checker.check(words[:2], np.array([3, 6]), completions[:0], none, 100, reset_cycle=5)
+    with pytest.raises(Mismatch, match="a transfer in the reset cycle 5"):
+        checker.check(words[:2], np.array([3, 5]), completions[:0], none, 100, reset_cycle=5)
+    with pytest.raises(Mismatch, match="1 completions after the reset, of the 0 requests taken after it"):
+        checker.check(words[:1], np.array([3]), completions[:1], np.array([9]), 100, reset_cycle=5)
 
 
 def test_generators_are_reproducible_from_the_seed():
@@ -237,25 +264,49 @@ def test_campaign_with_a_fresh_seed(capsys, tmp_path):
         unit = make_unit(CONFIG, "cxxrtl")
         paths = []
         for failure in report["failures"][:5]:
-            small = shrink(scenario_from_json(failure.scenario), unit)
+            small, note = campaign.reproducer(failure, report, unit)
             paths.append(write_reproducer(Path(os.environ.get("TMA_UNIT_FAILURES", tmp_path)) /
                                           f"{seed}-{failure.index}.json", small, failure.report, "cxxrtl",
-                                          seed=seed, index=failure.index, generator=failure.generator))
+                                          seed=seed, index=failure.index, generator=failure.generator,
+                                          generators=report["generators"], note=note))
         raise AssertionError(f"{text}\nreproducers (add them to tests/corpus): {', '.join(map(str, paths))}\n"
                              f"{report['failures'][0].report}")
 
 
+class MiscountingUnit:
+    """A compiled unit whose COMPLETED register reads one more than it holds."""
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def __getattr__(self, name):
+        return getattr(self.unit, name)
+
+    def bus_many(self, accesses):
+        reads = self.unit.bus_many(accesses)
+        return [value + (address == campaign._OFFSET["COMPLETED"] and data is None)
+                for (address, data), value in zip(accesses, reads)]
+
+
 def test_status_registers_follow_the_model_s_completions(unit):
     """After each scenario the status registers read what the model's completions make of
-    them (docs/registers.md): COMPLETED counts them, the error fields hold the last one."""
+    them (docs/registers.md): COMPLETED counts them, the error fields hold the last one,
+    written here from the completions by hand; a unit whose COMPLETED is one off is a
+    difference."""
     mirror = StatusMirror()
     unit.reset()
-    errors = 0
+    completed, last = 0, None
     for k in range(30):
         scenario = GENERATORS["illegal"](RandomDraw(f"status:{k}"), CONFIG)
         result = run_scenario(unit, scenario, mirror)
-        errors += sum(a.status != ErrorCode.OK for a in result.answers)
-    assert mirror.completed > 0 and mirror.error_count == min(errors, 0xFFFF) > 0
+        completed += result.requests
+        errors = [answer for _, answer in result.checked if answer.status != ErrorCode.OK]
+        last = errors[-1] if errors else last
+    status, error_id, count = unit.bus_many([(0x0C, None), (0x10, None), (0x14, None)])
+    assert count == completed > 0
+    assert (status & 1, status >> 8 & 0xFF, error_id) == (1, int(last.status), last.request_id)
+    with pytest.raises(Mismatch, match="COMPLETED: expected"):
+        run_scenario(MiscountingUnit(unit), GENERATORS["illegal"](RandomDraw("status:bad"), CONFIG), mirror)
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 8])

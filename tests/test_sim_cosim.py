@@ -142,36 +142,3 @@ def test_cxxrtl_flow_splits_loops_through_wires_and_refuses_what_it_cannot(monke
     monkeypatch.setattr(cxxrtl, "PASSES", "opt -full; opt_clean -purge")
     with pytest.raises(RuntimeError, match="combinational loop through a wire"):
         cxxrtl.write_cxxrtl(SelfFed())
-
-
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_beat_decoder_reads_what_the_layout_says(lanes):
-    """The compiled backends' beat decoder (shifts at offsets taken once off the layout)
-    against Amaranth's own view of the same bits, on random payloads."""
-    from hypothesis import strategies as st
-    from tma_unit.rtl.layouts import beat_layout
-    from tma_unit.sim.cosim import beat_decoder
-    layout = beat_layout(UnitConfig(lanes=lanes))
-    decode = beat_decoder(layout)
-
-    size = (layout.size + 7) // 8
-
-    @settings(max_examples=50, **SETTINGS)
-    @given(st.binary(min_size=size, max_size=size), st.data())
-    def check(payload, draw):
-        bits = int.from_bytes(payload, "little") & ((1 << layout.size) - 1)
-        for name in ("fill", "operation", "reduce_op"):   # an enum's view refuses a number not its member's
-            field = layout[name]
-            member = draw.draw(st.sampled_from(list(field.shape)))
-            bits = bits & ~(((1 << field.width) - 1) << field.offset) | member.value << field.offset
-        view, record = layout.from_bits(bits), decode(bits)
-        assert len(record.lanes) == lanes
-        for lane, got in zip(view.lanes, record.lanes):
-            assert (got.valid, got.global_address, got.global_length, got.smem_address, got.mask, got.units) == (
-                bool(lane.valid), int(lane.global_address), int(lane.global_length), int(lane.smem_address),
-                int(lane.mask), int(lane.units))
-        assert (record.element_pitch, record.fill, record.request_id, record.operation, record.multicast_mask,
-                record.last) == (int(view.element_pitch), view.fill.value, int(view.request_id),
-                                 view.operation.value, int(view.multicast_mask), bool(view.last))
-
-    check()
