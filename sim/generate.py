@@ -42,7 +42,7 @@ class RandomDraw:
         return self.random.randint(low, high)
 
     def choice(self, sequence):
-        return self.random.choice(list(sequence) if isinstance(sequence, (set, frozenset)) else sequence)
+        return self.random.choice(sorted(sequence) if isinstance(sequence, (set, frozenset)) else sequence)
 
     def boolean(self) -> bool:
         return self.random.random() < 0.5

@@ -4,7 +4,7 @@ the campaign explores and hypothesis shrinks a failing case."""
 
 from hypothesis import strategies as st
 
-from tma_unit.model import Operation
+from tma_unit.model.layout import REQUEST_FIELDS
 from tma_unit.sim import generate
 from tma_unit.sim.generate import CASE_KINDS
 
@@ -25,6 +25,10 @@ class HypothesisDraw:
         return self.draw(st.booleans())
 
 
+#: Each request field's width, from the payload's table.
+WIDTHS = {f.name: f.width for f in REQUEST_FIELDS}
+
+
 def _strategy(function):
     """A hypothesis strategy from a generator of :mod:`tma_unit.sim.generate`."""
     return st.composite(lambda draw, *args, **kwargs: function(HypothesisDraw(draw), *args, **kwargs))
@@ -34,14 +38,6 @@ tiled_cases = _strategy(generate.tiled_case)
 im2col_cases = _strategy(generate.im2col_case)
 wide_cases = _strategy(generate.wide_case)
 gather4_cases = _strategy(generate.gather4_case)
-
-
-def _legal_pair(draw, kind, max_rows):
-    if kind == "tiled":
-        return generate.tiled_case(draw, operations=tuple(Operation), max_rows=max_rows)
-    if kind == "im2col":
-        return generate.im2col_case(draw, operations=tuple(Operation), max_pixels=max_rows)
-    return generate.legal_case(draw, kind, max_rows)
 
 
 @st.composite
@@ -58,7 +54,7 @@ def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16, kinds=
     images, requests = {}, []
     valid = 0
     for i in range(count):
-        tm, req = _legal_pair(choose, draw(st.sampled_from(kinds)), max_rows)
+        tm, req = generate.legal_case(choose, draw(st.sampled_from(kinds)), max_rows)
         slot = i % config.slots
         image = encode_descriptor(tm)
         fields = fields_from_request(req.__class__(**{**req.__dict__, "request_id": i}), slot)
@@ -76,8 +72,7 @@ def scenarios(draw, config, max_requests=6, legal_only=True, max_rows=16, kinds=
                 elif key == "slot":
                     fields["slot"] = draw(st.integers(0, 255))
                 else:
-                    width = {"operation": 2, "mode": 3, "reduce_op": 3, "smem_address": 32, "multicast_mask": 16}[key]
-                    fields[key] = draw(st.integers(0, (1 << width) - 1))
+                    fields[key] = draw(st.integers(0, (1 << WIDTHS[key]) - 1))
             keep_valid = draw(st.integers(0, 3)) != 0
         images[slot] = image
         if keep_valid:
