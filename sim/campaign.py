@@ -16,7 +16,7 @@ import os
 import random
 import time
 from collections import Counter
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
 
 import numpy as np
@@ -231,7 +231,9 @@ class Coverage:
         self.seconds = max(self.seconds, other.seconds)
 
     def to_dict(self) -> dict:
-        return {name: dict(value) if isinstance(value, Counter) else value for name, value in asdict(self).items()}
+        # not dataclasses.asdict: it rebuilds a Counter from its (key, count) pairs, counting the pairs
+        return {f.name: dict(getattr(self, f.name)) if isinstance(getattr(self, f.name), Counter)
+                else getattr(self, f.name) for f in fields(self)}
 
 
 def _bucket(image: bytes, fields: dict) -> str:

@@ -338,3 +338,12 @@ def test_expected_beats_hold_transactions_a_lane_each(lanes):
                         assert columns[f"lanes[{lane}].mask"][b] == t.mask[k]
                 b += 1
         assert b == len(owners)
+
+
+def test_a_report_is_written_as_json():
+    coverage = campaign.Coverage()
+    coverage.codes["OK"] += 3
+    coverage.buckets["TILE/LOAD/B128/FLOAT16"] += 2
+    report = {"seed": 1, "coverage": coverage, "failures": [], "generators": {"legal": 1}}
+    again = json.loads(json.dumps(campaign.report_to_json(report)))
+    assert again["coverage"]["codes"] == {"OK": 3} and again["coverage"]["buckets"] == {"TILE/LOAD/B128/FLOAT16": 2}
