@@ -3,9 +3,9 @@
 Every rule of REFERENCE.md sections 1-2 that a stored descriptor or a hardware request can
 break, plus the unit's own limits, each a condition computed from the decoded fields
 (:mod:`.decode`), checked in the order the golden model checks them, so that the first
-broken rule gives the same error code (docs/errors.md). Rules a stored descriptor cannot
-break (a dimension of 0, a box of 257: the encodings cannot hold them) have no logic here;
-docs/hardware-validation.md lists them with the reason.
+broken rule gives the same error code (docs/errors.md). Rules a stored descriptor or a
+hardware request cannot break (a dimension of 0, a box of 257: the encodings cannot hold
+them) have no logic here: :data:`UNREACHABLE` lists them.
 
 The wide products the rules compare against (the stride extents ``stride[i-1] * dim[i]``
 and the tensor's last byte, :func:`product_terms`) and the box's byte count come in
@@ -27,8 +27,18 @@ from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind,
 from .arith import partial_products, outside_field_range, less_than
 from .decode import type_table, rank_is, rank_above
 
-__all__ = ["product_terms", "SPAN_WIDTH", "rule_list", "smem_room", "smem_overflows", "address_wraps",
+__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "rule_list", "smem_room", "smem_overflows", "address_wraps",
            "first_broken", "smem_alignment_log2"]
+
+#: The codes the unit never reports, and why: rules no stored descriptor or hardware request
+#: can break, since the encodings cannot hold the value (a dimension of 0 or past 2^32, a
+#: stride past 2^40, a box or element stride of 0 or past its range, an array of the wrong
+#: length, a coordinate past 32 bits, wOffset past 5 bits), and the model's own input rules
+#: (a payload field holds only an integer of its width); OK is not a rule.
+UNREACHABLE = frozenset({ErrorCode.OK, ErrorCode.DIM_RANGE, ErrorCode.STRIDE_RANGE, ErrorCode.BOX_RANGE,
+                         ErrorCode.ELEMENT_STRIDE_RANGE, ErrorCode.ARRAY_LENGTH, ErrorCode.PIXELS_RANGE,
+                         ErrorCode.COORD_COUNT, ErrorCode.COORD_RANGE, ErrorCode.WOFFSET_RANGE,
+                         ErrorCode.FIELD_TYPE, ErrorCode.FIELD_WIDTH})
 
 #: Bits of the tensor's last byte and of the stride extents, signed: four products of a
 #: stride under 2^40 and a count under 2^32 (each under 2^72) and a 64-bit address add up
