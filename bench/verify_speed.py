@@ -65,6 +65,7 @@ def main():
 
     def checked():
         scenario = gemm_scenario(config, args.requests)
+        unit.reset()            # the status registers from zero, as the mirror starts
         start = time.perf_counter()
         result = campaign.run_scenario(unit, scenario)
         return result.cycles, time.perf_counter() - start
