@@ -12,6 +12,7 @@ reported with the range of scenarios that rebuilds it.
 
 import concurrent.futures
 import json
+import multiprocessing
 import os
 import random
 import time
@@ -442,7 +443,10 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
     own = executor is None
     workers = workers or os.cpu_count() or 1
     if own:
-        executor = concurrent.futures.ProcessPoolExecutor(workers) if workers > 1 else _InProcess()
+        # forkserver, not fork: a fork of a process with threads running (a test runner's,
+        # a notebook's) can copy a lock held mid-operation, and the worker then hangs
+        context = multiprocessing.get_context("forkserver")
+        executor = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) if workers > 1 else _InProcess()
     began = time.time()
     deadline = began + seconds if seconds is not None else None
     end = start + scenarios if scenarios is not None else None
