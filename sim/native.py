@@ -211,7 +211,7 @@ long long tma_run(void *p, long long max_cycles,
         SET(beats__ready, beat_ready);
         SET(completions__ready, completion_ready_now);
         EVALUATE();
-        SAMPLE(cycles);
+        if (!done) SAMPLE(cycles);          // a waveform shows the run, not the check after it
         bool request_taken = offer && GET(requests__ready);
         if (request_taken) accept_cycles[next] = cycles;
         if (bus_on && (GET(bus__ack) || GET(bus__err))) {
