@@ -23,22 +23,13 @@ import argparse
 import os
 import time
 
-from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
 from tma_unit.model.config import UnitConfig
-from tma_unit.model.unit import fields_from_request
 from tma_unit.sim import campaign
-from tma_unit.sim.cosim import Scenario, ready_pattern, request_gaps
+from tma_unit.sim.cosim import ready_pattern, request_gaps
 from tma_unit.sim.cxxrtl import FAST
 
-TILE = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000000, (4096, 4096), (8192,), (64, 256), (1, 1),
-                 swizzle=Swizzle.B128)
-
-
-def gemm_scenario(config, count):
-    requests = [fields_from_request(Request(Operation.LOAD, (64 * (i % 64), 256 * (i % 16)), smem_address=0x400,
-                                            request_id=i), 0) for i in range(count)]
-    return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests)
-
+# the workload of bench/cosim_speed.py, so the two benches' raw rates compare
+from cosim_speed import scenario as gemm_scenario
 
 def main():
     parser = argparse.ArgumentParser()
