@@ -1,11 +1,11 @@
-"""Functional copies: load, store, reduce and prefetch on byte arrays (PTX 5.5.3.3, 5.5.1.1,
-REFERENCE.md sections 2 and 4).
+"""Functional copies: load, store, reduce and prefetch on byte arrays (PTX 5.5.3.3, 5.5.1.1;
+docs/spec.md, "Boxes and out-of-bounds elements" and "Sub-byte types").
 
 Global memory is a :class:`GlobalMemory` (a byte array placed at a base address); shared
 memory is a numpy ``uint8`` array indexed by shared-memory address. Loads fill
 out-of-bounds elements with zero or the OOB-NaN pattern of :data:`OOB_NAN_PATTERNS`;
-stores and reductions skip them (REFERENCE.md project decision). Padding bytes of the
-padded sub-byte types are left untouched and reported as don't-care.
+stores and reductions skip them (a project decision, docs/decisions.md). Padding bytes of
+the padded sub-byte types are left untouched and reported as don't-care.
 """
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
-"""The one table of error codes: every validation rule of REFERENCE.md sections 1-2.
+"""The one table of error codes: every validation rule of docs/spec.md
+("Tensor-map rules", "Request rules") and the unit's own limits.
 
 The golden model raises :class:`TmaError` with one of these codes; the RTL reports the same
 number on its completion stream and in its status register, so the table is the contract
@@ -13,7 +14,7 @@ __all__ = ["ErrorCode", "TmaError", "RULES", "shown"]
 class ErrorCode(IntEnum):
     """Stable numeric codes (8 bits in hardware). 0 means success."""
     OK = 0
-    # -- descriptor (tensor map) rules, REFERENCE.md section 1 --
+    # -- descriptor (tensor map) rules, docs/spec.md "Tensor-map rules" --
     RANK_RANGE = 1
     RANK_INTERLEAVE = 2
     ENUM_RANGE = 3
@@ -43,7 +44,7 @@ class ErrorCode(IntEnum):
     PIXELS_RANGE = 35
     WIDE_SWIZZLE = 36
     WIDE_INTERLEAVE = 37
-    # -- request rules, REFERENCE.md section 2 --
+    # -- request rules, docs/spec.md "Request rules" --
     MODE_MISMATCH = 64
     COORD_COUNT = 65
     COORD_RANGE = 66
@@ -67,8 +68,8 @@ class ErrorCode(IntEnum):
     ADDRESS_WRAP = 98
 
 
-#: One line per code: the rule it enforces, in REFERENCE.md's words. docs/errors.md is
-#: generated from this table.
+#: One line per code: the rule it enforces (docs/spec.md gives each rule's source).
+#: docs/errors.md is generated from this table.
 RULES: dict[ErrorCode, str] = {
     ErrorCode.OK: "no error",
     ErrorCode.RANK_RANGE: "tensor rank is 1..5 for tiled maps, 3..5 for im2col and im2col-wide maps",

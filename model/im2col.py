@@ -1,5 +1,5 @@
 """The im2col walks: im2col (PTX 5.5.4), im2col::w and im2col::w::128 (5.5.5), read as
-REFERENCE.md section 2b describes.
+docs/spec.md, "The im2col walk", describes.
 
 Tensor dimensions: 0 is C, then the spatial ones W, H, D (as many as the rank allows:
 rank 3 NWC, 4 NHWC, 5 NDHWC), and the last is N.

@@ -1,7 +1,7 @@
 """The 128-byte tensor-map image: one layout table shared by the model and the RTL.
 
 PTX section 5.5.8 calls the tensor map a 128-byte opaque object and no public text gives its
-bit layout (REFERENCE.md section 2), so this project defines its own, using the PTX
+bit layout (docs/spec.md, "Encodings"), so this project defines its own, using the PTX
 ``tensormap.replace`` field encodings: rank stored as rank - 1, strides in 16-byte units,
 element types in PTX numbering, swizzle as a (mode, atomicity) pair. Every field lives in
 :data:`DESCRIPTOR_FIELDS` once; the encoder, the decoder, the RTL register file

@@ -52,9 +52,9 @@ def _tiled_rows(tm, req):
 
 
 def _im2col_rows(tm, req):
-    """PTX 5.5.4 as REFERENCE.md 2b reads it: an odometer over the filter-base positions,
-    W fastest, each spatial digit restarting at its lower corner once it reaches
-    dim + upper corner, the last restart stepping N."""
+    """PTX 5.5.4 as docs/spec.md, "The im2col walk", reads it: an odometer over the
+    filter-base positions, W fastest, each spatial digit restarting at its lower corner
+    once it reaches dim + upper corner, the last restart stepping N."""
     spatial = tm.rank - 2
     position = [req.coordinates[1 + i] for i in range(spatial)]
     n = req.coordinates[tm.rank - 1]

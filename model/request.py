@@ -1,5 +1,6 @@
 """A copy request (the operands of ``cp.async.bulk.tensor`` and its reduce and prefetch
-forms, REFERENCE.md section 2) and the rules a request must keep against its tensor map.
+forms) and the rules a request must keep against its tensor map (docs/spec.md, "Request
+rules").
 """
 
 from dataclasses import dataclass
@@ -17,8 +18,8 @@ __all__ = ["Request", "validate_request", "REDUCE_TYPES", "IM2COL_OFFSET_RANGES"
 
 INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
 
-#: Element types each reduction accepts (REFERENCE.md section 2). The bitwise ops act on
-#: .b32/.b64, which this project reads as the 32- and 64-bit integer types.
+#: Element types each reduction accepts (docs/spec.md, "Request rules"). The bitwise ops
+#: act on .b32/.b64, which this project reads as the 32- and 64-bit integer types.
 _B32 = {DataType.UINT32, DataType.INT32}
 _B64 = {DataType.UINT64, DataType.INT64}
 REDUCE_TYPES: dict[ReduceOp, set[DataType]] = {
@@ -40,7 +41,7 @@ IM2COL_OFFSET_RANGES = {3: (0, (1 << 16) - 1), 4: (0, (1 << 8) - 1), 5: (0, (1 <
 MAX_W_HALO = {AccessMode.IM2COL_W: 512, AccessMode.IM2COL_W_128: 32}
 MAX_W_OFFSET = 32
 
-#: Which access modes exist for which operation (REFERENCE.md section 2).
+#: Which access modes exist for which operation (docs/spec.md, "Request rules").
 _MODES = {
     Operation.LOAD: {AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
                      AccessMode.IM2COL_W, AccessMode.IM2COL_W_128},
@@ -117,7 +118,7 @@ def _fail(code, field_name, value, detail):
 
 
 def validate_request(tm: TensorMap, req: Request) -> None:
-    """Raise the first rule ``req`` breaks against ``tm`` (REFERENCE.md sections 1-2)."""
+    """Raise the first rule ``req`` breaks against ``tm`` (docs/spec.md, "Request rules")."""
     op, mode = req.operation, req.mode
     if mode not in _MODES[op]:
         _fail(ErrorCode.OPERATION_MODE, "mode", mode.name, f"does not exist for {op.name}")

@@ -1,4 +1,4 @@
-"""The XOR swizzle of PTX section 5.5.7, as address-bit formulas (REFERENCE.md section 3).
+"""The XOR swizzle of PTX section 5.5.7, as address-bit formulas (docs/spec.md, "Swizzle").
 
 The swizzle is applied to the absolute shared-memory byte address an element would have in
 the dense box image. Applying it to the absolute address (not to the offset inside the box)

@@ -1,4 +1,4 @@
-"""The tensor map (PTX section 5.5.8) and its validation (REFERENCE.md section 1).
+"""The tensor map (PTX section 5.5.8) and its validation (docs/spec.md, "Tensor-map rules").
 
 A :class:`TensorMap` holds every field the three driver encoders take
 (``cuTensorMapEncodeTiled``, ``cuTensorMapEncodeIm2col``, ``cuTensorMapEncodeIm2colWide``).
@@ -400,7 +400,8 @@ def _validate_im2col(tm: TensorMap) -> None:
                 _fail(ErrorCode.CORNER_RANGE, f"{name}[{i}]", value,
                       f"is outside [{low}, {high}] for a rank-{tm.rank} {tm.kind.name} map")
     # The filter-base positions run over [lower, dim + upper) in each of W, H, D
-    # (REFERENCE.md 2b); an empty range in any of them is a box of zero area.
+    # (docs/spec.md, "The im2col walk"); an empty range in any of them is a box of zero
+    # area.
     for i, (lo, up) in enumerate(zip(tm.lower_corner, tm.upper_corner)):
         if tm.global_dims[i + 1] + up - lo <= 0:
             _fail(ErrorCode.CORNER_AREA, f"upper_corner[{i}]", up,

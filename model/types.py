@@ -2,7 +2,7 @@
 
 Covers section 5.5.1 (element types, the sub-byte types of 5.5.1.1), the access modes of
 5.5.2-5.5.5, the interleave layouts of 5.5.6 and the swizzle modes and atomicities of
-5.5.7, with the two numberings REFERENCE.md section 1-2 gives: the driver's
+5.5.7, with the two numberings docs/spec.md gives ("Encodings"): the driver's
 (``CUtensorMapDataType``, ``CUtensorMapSwizzle``...) and PTX ``tensormap.replace``'s, which
 the 128-byte descriptor image uses.
 """
@@ -49,7 +49,7 @@ class Interleave(IntEnum):
 
 
 class SwizzleMode(IntEnum):
-    """PTX ``swizzle_mode`` numbering (REFERENCE.md section 2)."""
+    """PTX ``swizzle_mode`` numbering (docs/spec.md, "Encodings")."""
     NONE = 0
     B32 = 1
     B64 = 2
@@ -58,7 +58,7 @@ class SwizzleMode(IntEnum):
 
 
 class SwizzleAtomicity(IntEnum):
-    """PTX ``swizzle_atomicity`` numbering (REFERENCE.md section 2)."""
+    """PTX ``swizzle_atomicity`` numbering (docs/spec.md, "Encodings")."""
     A16B = 0
     A32B = 1
     A32B_FLIP_8B = 2
@@ -139,7 +139,7 @@ class MapKind(IntEnum):
 
 
 class Operation(IntEnum):
-    """What a request does (REFERENCE.md section 2)."""
+    """What a request does (docs/spec.md, "Request rules")."""
     LOAD = 0        # cp.async.bulk.tensor global -> shared
     STORE = 1       # cp.async.bulk.tensor shared -> global
     REDUCE = 2      # cp.reduce.async.bulk.tensor shared -> global

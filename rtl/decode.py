@@ -1,10 +1,11 @@
 """Decoding a snapshotted tensor map into the quantities the unit works with.
 
 From the descriptor's stored fields (docs/descriptor.md) this builds, as combinational
-logic, what PTX section 5.5 and REFERENCE.md section 1 define: the rank, the element
-type's sizes (section 5.5.1, sub-byte types 5.5.1.1), the dimensions and strides in their
-natural units, the elements traversed per dimension (``ceil(box / element stride)``,
-5.5.3.2), the shared-memory row of the box and its pitch, and the box's row count.
+logic, what PTX section 5.5 and the driver define (docs/spec.md, "Tensor-map rules"):
+the rank, the element type's sizes (section 5.5.1, sub-byte types 5.5.1.1), the
+dimensions and strides in their natural units, the elements traversed per dimension
+(``ceil(box / element stride)``, 5.5.3.2), the shared-memory row of the box and its
+pitch, and the box's row count.
 
 It comes in four layers (:func:`decode_fields`, :func:`decode_counts`,
 :func:`decode_rows`, :func:`decode_row_bytes`) and a few bits before them

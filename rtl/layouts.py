@@ -1,5 +1,5 @@
 """Amaranth layouts and enumerations of the unit, each derived from the golden model's one
-table (STYLE.md: a field offset or width is never written by hand in two places).
+table, so that no field offset or width is written by hand in two places.
 
 * :data:`DescriptorLayout`: the 1024-bit tensor-map image, from ``DESCRIPTOR_FIELDS``.
 * :data:`RequestLayout`, :data:`CompletionLayout`: the stream payloads, from

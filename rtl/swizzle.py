@@ -1,5 +1,5 @@
 """The XOR swizzle of PTX section 5.5.7 on absolute shared-memory addresses, written from
-the address-bit formulas of REFERENCE.md section 3 (the golden model's
+the address-bit formulas of docs/spec.md, "Swizzle" (the golden model's
 ``model/swizzle.py`` is the independent reference the tests hold it to).
 """
 

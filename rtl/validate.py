@@ -1,11 +1,11 @@
 """The rules a request and its snapshotted descriptor must keep, in hardware.
 
-Every rule of REFERENCE.md sections 1-2 that a stored descriptor or a hardware request can
-break, plus the unit's own limits, each a condition computed from the decoded fields
-(:mod:`.decode`), checked in the order the golden model checks them, so that the first
-broken rule gives the same error code (docs/errors.md). Rules a stored descriptor or a
-hardware request cannot break (a dimension of 0, a box of 257: the encodings cannot hold
-them) have no logic here: :data:`UNREACHABLE` lists them.
+Every rule of docs/spec.md ("Tensor-map rules", "Request rules") that a stored descriptor
+or a hardware request can break, plus the unit's own limits, each a condition computed
+from the decoded fields (:mod:`.decode`), checked in the order the golden model checks
+them, so that the first broken rule gives the same error code (docs/errors.md). Rules a
+stored descriptor or a hardware request cannot break (a dimension of 0, a box of 257: the
+encodings cannot hold them) have no logic here: :data:`UNREACHABLE` lists them.
 
 The wide products the rules compare against (the stride extents ``stride[i-1] * dim[i]``
 and the tensor's last byte, :func:`product_terms`) and the box's byte count come in

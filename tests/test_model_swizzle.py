@@ -1,5 +1,5 @@
 """The swizzle against every pattern table of PTX section 5.5.7, its base-offset rule and
-the CuTe forms of REFERENCE.md section 3."""
+the CuTe forms of docs/spec.md, "Swizzle"."""
 
 import numpy as np
 import pytest

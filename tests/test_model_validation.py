@@ -1,5 +1,6 @@
-"""One test per validation rule of REFERENCE.md sections 1-2: each breaks one rule of an
-otherwise legal descriptor or request and asserts the exact code and message."""
+"""One test per validation rule of docs/spec.md ("Tensor-map rules", "Request rules"):
+each breaks one rule of an otherwise legal descriptor or request and asserts the exact
+code and message."""
 
 import numpy as np
 import pytest

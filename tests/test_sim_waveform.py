@@ -143,7 +143,7 @@ def without_swizzle(monkeypatch):
 #: difference comes later than the waveform's window of cycles before it.
 PLAIN_COPIES = 8
 
-# What the model expects where the bug first shows (REFERENCE.md section 3, 128B: address
+# What the model expects where the bug first shows (docs/spec.md, "Swizzle", 128B: address
 # bits [6:4] XOR bits [9:7]): row 0 fills the 128-byte line at 0x400 unmoved (line 0), so
 # the first difference is beat 8 of the swizzled copy, row 1's first chunk: dense 0x480,
 # line 1, swizzled to chunk 0 ^ 1 of its line, 0x490.
