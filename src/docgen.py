@@ -1,6 +1,8 @@
 """Docs generated from the project's tables, so they cannot drift from the code:
-``docs/descriptor.md`` (the 128-byte layout) and ``docs/errors.md`` (the error codes).
-``tma-unit docs`` rewrites them; a test checks the committed files equal the output.
+``docs/descriptor.md`` (the 128-byte layout), ``docs/errors.md`` (the error codes),
+``docs/registers.md`` (the register map and reset) and ``docs/bank-conflicts.md`` (bank
+conflicts per swizzle mode), the four of :data:`GENERATED`. ``tma-unit docs`` rewrites
+them; a test checks the committed files equal the output.
 """
 
 from pathlib import Path
@@ -22,7 +24,7 @@ def descriptor_md() -> str:
         "",
         "PTX calls the tensor map a 128-byte opaque object and publishes no bit layout, so this",
         "project defines its own with the field encodings of PTX `tensormap.replace`",
-        "(REFERENCE.md section 2). The golden model's encoder and decoder and the RTL register",
+        "(docs/spec.md, \"Encodings\"). The golden model's encoder and decoder and the RTL register",
         "file are all derived from this one table. Bit *k* is bit *k* % 8 of byte *k* / 8",
         "(little-endian); 32-bit bus word *w* holds bits 32*w .. 32*w + 31.",
         "",
