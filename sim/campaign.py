@@ -27,7 +27,7 @@ from ..model.errors import ErrorCode
 from ..model.layout import decode_descriptor
 from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
-from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, descriptor_writes
+from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE
 from ..rtl.validate import UNREACHABLE
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
@@ -130,13 +130,10 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
     if scenario.reset_first:
         unit.reset()
         mirror.__init__()
-    writes = []
-    for slot, image in scenario.images.items():
-        if image is not None:
-            writes += descriptor_writes(slot, image)
-            mirror.written |= 1 << slot
-    writes.append((_OFFSET["SLOT_VALID"], scenario.valid_slots))
-    unit.bus_many(writes)
+    written = [slot for slot, image in scenario.images.items() if image is not None]
+    for slot in written:
+        mirror.written |= 1 << slot
+    unit.bus_arrays(*_descriptor_and_valid_writes(scenario, written))
     count = len(scenario.requests)
     gaps = request_gaps(scenario.seed, count, scenario.max_gap)
     ready, completion_ready = ready_pattern(scenario.seed, scenario.ready_probability), _completion_pattern(scenario)
@@ -175,6 +172,24 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
     _check_registers(unit, mirror, valid_after, cycles)
     return ScenarioResult(checked if scenario.reset_cycle is not None else list(zip(scenario.requests, answers)),
                           len(beats), cycles)
+
+
+def _descriptor_and_valid_writes(scenario: Scenario, written: list) -> tuple:
+    """The bus writes of ``scenario``'s descriptor images (the slots ``written``, word 0
+    first, as :func:`.regfile.descriptor_writes` orders them) and then its SLOT_VALID, as
+    the arrays of :meth:`.native.NativeUnit.bus_arrays`: a campaign writes some 260 words
+    a scenario."""
+    words_per_slot = SLOT_STRIDE // 4
+    for slot in written:
+        if len(scenario.images[slot]) != SLOT_STRIDE:
+            raise ValueError(f"slot {slot}: a descriptor image is {SLOT_STRIDE} bytes, "
+                             f"not {len(scenario.images[slot])}")
+    words = np.frombuffer(b"".join(scenario.images[slot] for slot in written), dtype="<u4")
+    addresses = (SLOT_BASE + SLOT_STRIDE * np.repeat(np.array(written, dtype=np.int64), words_per_slot)
+                 + 4 * np.tile(np.arange(words_per_slot), len(written)))
+    addresses = np.append(addresses, _OFFSET["SLOT_VALID"])
+    words = np.append(words, np.uint32(scenario.valid_slots))
+    return addresses, np.ones(len(addresses), dtype=np.uint8), words
 
 
 def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, done: int) -> list:
@@ -398,11 +413,13 @@ def run_chunk(config: UnitConfig, backend: str, seed: int, start: int, count: in
     unit.reset()
     for index in range(start, start + count):
         name, scenario = scenario_at(seed, index, config, generators)
-        saved = scenario_to_json(scenario)
         try:
             result = run_scenario(unit, scenario, mirror)
         except Exception as error:          # every failure is reported, and the campaign goes on
             report = str(error) if isinstance(error, Mismatch) else traceback.format_exc()
+            # the scenario as generated (the run may have dropped requests from it), made
+            # again from its seed: saving every scenario up front cost a quarter of the run
+            saved = scenario_to_json(scenario_at(seed, index, config, generators)[1])
             failures.append(Failure(name, index, report, saved, start))
             unit.reset()
             mirror = StatusMirror()

@@ -12,6 +12,7 @@ beat, cycle, and each field expected and got; on request (a file, or the folder
 (:func:`waveform_on_mismatch`).
 """
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,6 +273,13 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
     return answers
 
 
+@functools.lru_cache(maxsize=None)
+def _flat_layouts(config) -> tuple[list, list]:
+    """The flattened beat and completion layouts of ``config``, made once: a campaign
+    checks thousands of scenarios of one configuration."""
+    return flat_layout(beat_layout(config)), flat_layout(CompletionLayout)
+
+
 class BatchChecker:
     """The model's expected beats and completions of a scenario, compared with a whole
     run's output at once."""
@@ -279,8 +287,7 @@ class BatchChecker:
     def __init__(self, scenario: Scenario, answers: list | None = None):
         self.scenario = scenario
         config = scenario.config
-        self.flat = flat_layout(beat_layout(config))
-        self.completion_flat = flat_layout(CompletionLayout)
+        self.flat, self.completion_flat = _flat_layouts(config)
         self.answers = answers if answers is not None else model_answers(scenario)
         self.expected, self.owners = expected_beats(scenario.requests, self.answers, self.flat, config.lanes)
         self.beat_count = len(self.owners)

@@ -407,15 +407,21 @@ class NativeUnit:
     def bus_many(self, accesses: list) -> list:
         """Wishbone accesses in one call: ``(byte address, None)`` reads, ``(byte address,
         word)`` writes; returns the words read (0 for a write)."""
-        count = len(accesses)
-        addresses = np.array([address >> 2 for address, _ in accesses], dtype=np.uint32)
-        writes = np.array([value is not None for _, value in accesses], dtype=np.uint8)
-        data = np.array([value or 0 for _, value in accesses], dtype=np.uint32)
+        return self.bus_arrays(np.array([address for address, _ in accesses], dtype=np.int64),
+                               np.array([value is not None for _, value in accesses], dtype=np.uint8),
+                               np.array([value or 0 for _, value in accesses], dtype=np.uint32))
+
+    def bus_arrays(self, byte_addresses: np.ndarray, writes: np.ndarray, data: np.ndarray) -> list:
+        """:meth:`bus_many` with the accesses as arrays (byte addresses, write flags, words
+        written), which a caller with many writes builds without a Python loop."""
+        count = len(byte_addresses)
+        addresses = np.ascontiguousarray(np.asarray(byte_addresses) >> 2, dtype=np.uint32)
         reads = np.zeros(max(count, 1), dtype=np.uint32)
-        done = self.lib.tma_bus_many(self.handle, count, addresses, writes, data, reads)
+        done = self.lib.tma_bus_many(self.handle, count, addresses, np.ascontiguousarray(writes, dtype=np.uint8),
+                                     np.ascontiguousarray(data, dtype=np.uint32), reads)
         if done != count:
             from .testbench import BusError
-            raise BusError(f"no Wishbone ack at {accesses[done][0]:#x}")
+            raise BusError(f"no Wishbone ack at {int(byte_addresses[done]):#x}")
         return reads[:count].tolist()
 
     def write_descriptor(self, slot: int, image: bytes):
