@@ -42,6 +42,7 @@ from ..model.config import UnitConfig
 from ..model.swizzle import SWIZZLE_XORS, swizzle, swizzle_repeat
 from ..model.types import Swizzle
 from ..rtl.datapath import BEAT_QUEUE, Datapath, queued_layout
+from ..rtl.frontend import FrontEnd
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
 from ..rtl.unit import TmaUnit
@@ -806,6 +807,64 @@ class StreamValidIndependent:
         self.unit = (_ValidWaitsForReady if mutation == "valid_waits_for_ready" else TmaUnit)(FORMAL_CONFIG)
 
 
+# 2. the front end: one job per request ---------------------------------------------------------
+
+class _FrontEndWrapper(wiring.Component):
+    """A broken front end: a job is offered again after it is taken (the walker sees a
+    second copy of every job whose request id is odd)."""
+
+    def __init__(self, config):
+        self.inner = FrontEnd(config)
+        super().__init__(self.inner.signature)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.inner = inner = self.inner
+        wiring.connect(m, wiring.flipped(self.requests), inner.requests)
+        m.d.comb += [self.snap_slot.eq(inner.snap_slot), self.snap_en.eq(inner.snap_en),
+                     inner.snap_data.eq(self.snap_data), inner.snap_valid.eq(self.snap_valid)]
+        again = Signal()            # the second offer of the job just taken
+        odd = inner.job.payload.beat.request_id[0]
+        m.d.comb += [self.job.payload.eq(inner.job.payload), self.job.valid.eq(inner.job.valid),
+                     inner.job.ready.eq(self.job.ready & ~(odd & ~again))]
+        with m.If(self.job.valid & self.job.ready):
+            m.d.sync += again.eq(odd & ~again)
+        return m
+
+
+class FrontEndOneJobEach(Elaboratable):
+    """Every request the front end accepts becomes exactly one job, in order (a
+    rejected request too: its job carries the error code), and the job stream keeps
+    its valid until ready: a scoreboard numbers the requests (their ids 0, 1, 2, ...)
+    and each job taken must carry the next number."""
+
+    def __init__(self, mutation=None):
+        self.mutation = mutation
+
+    def elaborate(self, platform):
+        m = Module()
+        _domain(m)
+        block = _FrontEndWrapper(FORMAL_CONFIG) if self.mutation else FrontEnd(FORMAL_CONFIG)
+        m.submodules.frontend = block
+        _free_inputs(m, block)
+        width = FORMAL_CONFIG.id_width
+        sent, taken = Signal(width), Signal(width)
+        accept = block.requests.valid & block.requests.ready
+        m.d.comb += Assume(block.requests.payload.request_id == sent)
+        with m.If(accept):
+            m.d.sync += sent.eq(sent + 1)
+        job = block.job
+        take = job.valid & job.ready
+        with m.If(take):
+            m.d.sync += taken.eq(taken + 1)
+            m.d.comb += [Assert(job.payload.beat.request_id == taken), Assert(taken != sent)]
+        waited = _prior(m, job.valid & ~job.ready, name="job_waited")
+        with m.If(waited):
+            m.d.comb += Assert(job.valid)
+        m.d.comb += [Cover(take & (taken == 3)), Cover(waited & take)]
+        return m
+
+
 # -- the table ----------------------------------------------------------------------------------
 
 _CREDIT_BOUND = ("depth 16: a record crosses the walk register and stages A0 to B2 in 7 cycles, so "
@@ -826,6 +885,12 @@ PROOFS: tuple[Proof, ...] = (
     Proof("datapath.one_completion_each", "Datapath", DatapathOneCompletionEach.__doc__, "bmc", 16,
           DatapathOneCompletionEach, {"completion_taken_twice": "the completion queue pops every other take"},
           cover_depth=16, bound=_CREDIT_BOUND),
+    Proof("frontend.one_job_each", "FrontEnd", FrontEndOneJobEach.__doc__, "bmc", 20, FrontEndOneJobEach,
+          {"job_offered_twice": "a job with an odd request id is offered again after it is taken"},
+          cover_depth=20, mutation_depth=20,
+          bound=("depth 20: a request becomes a job 11 cycles after it is accepted, so the scoreboard sees "
+                 "the first jobs taken in any order of stalls, with both the job and the skid register full; "
+                 "the front end holds at most 12 requests, so every state of its stall logic is visited")),
     Proof("walker.beat_count", "Walker", WalkerBeatCount.__doc__, "prove", 3, WalkerBeatCount,
           {"one_record_short": "the walker is given beats - 1"}, cover_depth=12),
     Proof("swizzle.model", "swizzle_address", SwizzleEqualsModel.__doc__, "prove", 1,
