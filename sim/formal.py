@@ -1,4 +1,4 @@
-"""Formal proofs of the unit's invariants (docs/verification.md, "Proofs").
+"""Formal proofs of the unit's invariants (docs/formal.md).
 
 Each :class:`Proof` is a harness around the block that owns a property: the block's
 inputs are free (``AnySeq``) except where an ``Assume`` states what its neighbour

@@ -486,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--vcd", help="with --replay: record the run's waveform to this VCD file")
     verify.set_defaults(run=cmd_verify)
     prove = sub.add_parser("prove", help="the formal proofs of the unit's invariants (SymbiYosys, z3)",
-                           description="Run the formal proofs (docs/verification.md, \"Proofs\"): each "
+                           description="Run the formal proofs (docs/formal.md): each "
                            "property's proof, and optionally its covers and the mutations it must catch.")
     prove.add_argument("names", nargs="*", help="proofs to run, by name or prefix (default: all)")
     prove.add_argument("--covers", action="store_true", help="also show each proof's covers are reached")

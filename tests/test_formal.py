@@ -1,7 +1,7 @@
 """The formal proofs of sim/formal.py, run by SymbiYosys (yowasp-sby) with z3: each
 property is proved (or holds to its stated depth), each of its covers is reached (the
 proof is not vacuous), and each of its mutations, a deliberately broken variant of the
-block, makes it fail (docs/verification.md, "Proofs")."""
+block, makes it fail (docs/formal.md)."""
 
 import pytest
 from amaranth.hdl import Assert, Elaboratable, Module, Signal
