@@ -812,10 +812,11 @@ class StreamValidIndependent:
 
 class _FrontEndWrapper(wiring.Component):
     """A broken front end: a job is offered again after it is taken (the walker sees a
-    second copy of every job whose request id is odd)."""
+    second copy of every job whose request id is odd), or (``payload_changes``) a bit of
+    the job flips while it waits."""
 
-    def __init__(self, config):
-        self.inner = FrontEnd(config)
+    def __init__(self, config, mutation="job_offered_twice"):
+        self.inner, self.mutation = FrontEnd(config), mutation
         super().__init__(self.inner.signature)
 
     def elaborate(self, platform):
@@ -830,6 +831,11 @@ class _FrontEndWrapper(wiring.Component):
                      inner.job.ready.eq(self.job.ready & ~(odd & ~again))]
         with m.If(self.job.valid & self.job.ready):
             m.d.sync += again.eq(odd & ~again)
+        if self.mutation == "payload_changes":
+            toggle = Signal()
+            m.d.sync += toggle.eq(~toggle)
+            m.d.comb += [self.job.payload.eq(inner.job.payload.as_value() ^ toggle),
+                         inner.job.ready.eq(self.job.ready)]
         return m
 
 
@@ -888,6 +894,29 @@ class FrontEndOneJobEach(Elaboratable):
         m.d.comb += Assert((sent - taken)[:FORMAL_CONFIG.id_width] == older)
 
 
+class FrontEndJobStream(Elaboratable):
+    """The front end's job stream (the walker's input) keeps the stream rules: once
+    valid, valid and the same payload until ready. What the last stage offers the job
+    and skid registers (``incoming``) is a cut point: holding a job is the property,
+    whatever job it is."""
+
+    cuts = ("w:frontend.incoming w:frontend.inner.incoming",)
+
+    def __init__(self, mutation=None):
+        self.mutation = mutation
+
+    def elaborate(self, platform):
+        m = Module()
+        _domain(m)
+        block = _FrontEndWrapper(FORMAL_CONFIG, self.mutation) if self.mutation else FrontEnd(FORMAL_CONFIG)
+        m.submodules.frontend = block
+        _free_inputs(m, block)
+        _stream_rules(m, block.job, "job")
+        waited = _prior(m, block.job.valid & ~block.job.ready, name="job_waited")
+        m.d.comb += Cover(waited & block.job.valid & block.job.ready)
+        return m
+
+
 # -- the table ----------------------------------------------------------------------------------
 
 _CREDIT_BOUND = ("depth 16: a record crosses the walk register and stages A0 to B2 in 7 cycles, so "
@@ -899,6 +928,9 @@ PROOFS: tuple[Proof, ...] = (
     Proof("stream.datapath", "Datapath", DatapathStreams.__doc__, "prove", 4, DatapathStreams,
           {"valid_drops": "beats.valid falls every other cycle, ready or not",
            "payload_changes": "a payload bit flips while the beat waits"}, cover_depth=14),
+    Proof("stream.frontend_job", "FrontEnd", FrontEndJobStream.__doc__, "prove", 3, FrontEndJobStream,
+          {"payload_changes": "a bit of the job flips while it waits"},
+          cover_depth=16, mutation_depth=20),
     Proof("stream.valid_independent", "TmaUnit", StreamValidIndependent.__doc__, "structural", 0,
           StreamValidIndependent, {"valid_waits_for_ready": "beats.valid ANDed with beats.ready"}),
     Proof("datapath.queues", "Datapath", DatapathQueues.__doc__, "prove", 4, DatapathQueues,
