@@ -21,7 +21,7 @@ from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
 
-__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "SM_BYTES_PER_CYCLE", "default_points"]
+__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "SM_BYTES_PER_CYCLE"]
 
 #: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
 #: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
@@ -58,10 +58,6 @@ class Row:
     lutram_ports: int | None
     fmax_mhz: float | None
     gbytes_per_second: float | None     # bytes_per_cycle at fmax_mhz
-
-
-def default_points() -> list[Point]:
-    return [Point(lanes, 8) for lanes in (1, 2, 4, 8)]
 
 
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
