@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from .errors import ErrorCode, TmaError, shown
 from .tensormap import TensorMap, MAX_RANK
-from .types import (DataType, Interleave, Swizzle, SwizzleMode, SwizzleAtomicity, L2Promotion,
-                    OobFill, Im2colWideMode, MapKind, type_info, dtype_from_ptx_code)
+from .types import (AccessMode, Operation, ReduceOp, Swizzle, SwizzleMode, SwizzleAtomicity, MapKind, type_info,
+                    dtype_from_ptx_code)
 
 __all__ = ["DescriptorField", "DESCRIPTOR_FIELDS", "DESCRIPTOR_BYTES", "DESCRIPTOR_BITS",
            "encode_descriptor", "decode_descriptor", "descriptor_fields", "fields_from_tensor_map",
@@ -217,20 +217,23 @@ def _decoded(image: bytes):
 @dataclass(frozen=True)
 class PayloadField:
     """One field of a stream payload: ``count`` entries of ``width`` bits, packed in
-    table order from bit 0."""
+    table order from bit 0; ``enum``, the enumeration whose numbers it holds (the RTL
+    gives the field that enumeration, stored in ``width`` bits)."""
     name: str
     width: int
     count: int = 1
     signed: bool = False
     doc: str = ""
+    enum: type | None = None
 
 
 #: The request stream's payload. The RTL's ``data.StructLayout`` and the model's
 #: :func:`encode_request` / :func:`decode_request` are both built from this table.
 REQUEST_FIELDS: tuple[PayloadField, ...] = (
-    PayloadField("operation", 2, doc="0 load, 1 store, 2 reduce, 3 prefetch"),
-    PayloadField("mode", 3, doc="0 tile, 1 gather4, 2 scatter4, 3 im2col, 4 im2col::w, 5 im2col::w::128"),
-    PayloadField("reduce_op", 3, doc="0 add, 1 min, 2 max, 3 inc, 4 dec, 5 and, 6 or, 7 xor"),
+    PayloadField("operation", 2, doc="0 load, 1 store, 2 reduce, 3 prefetch", enum=Operation),
+    PayloadField("mode", 3, doc="0 tile, 1 gather4, 2 scatter4, 3 im2col, 4 im2col::w, 5 im2col::w::128",
+                 enum=AccessMode),
+    PayloadField("reduce_op", 3, doc="0 add, 1 min, 2 max, 3 inc, 4 dec, 5 and, 6 or, 7 xor", enum=ReduceOp),
     PayloadField("slot", 8, doc="descriptor slot"),
     PayloadField("request_id", 16, doc="tag returned with the completion"),
     PayloadField("multicast_mask", 16, doc="CTA mask of a multicast load"),

@@ -19,35 +19,42 @@ byte ``i`` of the chunk lands at ``smem & ~15 | (smem + i) & 15``), one in-bound
 unit, and the fill of out-of-bounds units on a load.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .request import Request, validate_request
 from .tensormap import TensorMap
 from .traversal import box_elements, row_count, row_walk, units_per_chunk
-from .types import CHUNK_BYTES, OobFill, Operation
+from .types import Fill, OobFill, Operation
 
-__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes", "FILL_NONE",
-           "FILL_ZERO", "FILL_NAN"]
+__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes"]
 
-#: Fill kinds of a transaction: what its out-of-bounds units become.
-FILL_NONE = 0       # store, reduce, prefetch: OOB units are skipped
-FILL_ZERO = 1
-FILL_NAN = 2
+
+def _carried(per: str, width, enum=None):
+    """How the unit's beat stream carries a field (:class:`Transaction`)."""
+    return field(metadata={"per": per, "width": width, "enum": enum})
 
 
 @dataclass(frozen=True)
 class Transaction:
-    """One 16-byte chunk moved between global and shared memory."""
-    global_address: int
-    global_length: int
-    element_pitch: int
-    smem_address: int
-    mask: int
-    units: int
-    fill: int
-    last: bool
+    """One 16-byte chunk moved between global and shared memory.
+
+    Every field is carried by the unit's beat stream, as its metadata says: ``per`` is
+    ``chunk`` (each lane of a beat has its own) or ``beat`` (the beat's chunks, all of
+    one request, share it), ``width`` its bits (a ``UnitConfig`` attribute's name where
+    the configuration sets it). The RTL's beat layout is made from these fields
+    (``tma_unit.rtl.layouts.beat_layout``) and the lockstep checker compares each by
+    name, so a field added here is carried and compared with no other change.
+    """
+    global_address: int = _carried("chunk", "address_width")
+    global_length: int = _carried("chunk", 5)         # bytes in global memory: up to 16
+    element_pitch: int = _carried("beat", 7)           # a unit's bytes (<= 12) x dim-0 stride (<= 8)
+    smem_address: int = _carried("chunk", "smem_address_width")
+    mask: int = _carried("chunk", 16)                  # a bit per unit: up to 16 units
+    units: int = _carried("chunk", 5)                  # up to 16
+    fill: Fill = _carried("beat", 2, Fill)
+    last: bool = _carried("beat", 1)                   # the request's last chunk
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,7 @@ class Transactions:
     smem_address: np.ndarray    # int64
     mask: np.ndarray            # int64, bit u = unit u of the chunk is in bounds
     units: np.ndarray           # int64, units in the chunk
-    fill: int
+    fill: Fill
     chunk_units: int            # units a whole chunk holds
 
     def __len__(self) -> int:
@@ -96,9 +103,9 @@ def transactions(tm: TensorMap, req: Request) -> Transactions:
     if req.operation == Operation.PREFETCH:
         smem_address = np.zeros_like(smem_address)
     if req.operation == Operation.LOAD:
-        fill = FILL_NAN if tm.oob_fill == OobFill.NAN_REQUEST_ZERO_FMA else FILL_ZERO
+        fill = Fill.NAN if tm.oob_fill == OobFill.NAN_REQUEST_ZERO_FMA else Fill.ZERO
     else:
-        fill = FILL_NONE
+        fill = Fill.NONE
     pitch = info.unit_global_bytes * walk.dim0_step // info.values_per_unit
     return Transactions(global_address, count * info.unit_global_bytes, pitch, smem_address,
                         mask, count, fill, per_chunk)

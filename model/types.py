@@ -12,8 +12,8 @@ from enum import IntEnum
 
 __all__ = [
     "DataType", "Interleave", "SwizzleMode", "SwizzleAtomicity", "Swizzle", "L2Promotion",
-    "OobFill", "Im2colWideMode", "MapKind", "Operation", "AccessMode", "ReduceOp",
-    "TypeInfo", "TYPE_INFO", "type_info", "CHUNK_BYTES",
+    "OobFill", "Im2colWideMode", "MapKind", "Operation", "AccessMode", "ReduceOp", "Fill",
+    "TypeInfo", "TYPE_INFO", "type_info", "CHUNK_BYTES", "SWIZZLE_PAIRS", "SWIZZLE_SPANS",
 ]
 
 #: Shared memory moves in 16-byte chunks: the swizzle keeps 16 bytes intact (section 5.5.7)
@@ -82,12 +82,12 @@ class Swizzle(IntEnum):
     @property
     def pair(self) -> tuple[SwizzleMode, SwizzleAtomicity]:
         """The PTX (mode, atomicity) pair of this driver value."""
-        return _SWIZZLE_PAIRS[self]
+        return SWIZZLE_PAIRS[self]
 
     @classmethod
     def from_pair(cls, mode, atomicity) -> "Swizzle | None":
         """The driver value of a PTX pair, or None where Table 14 has no such combination."""
-        for value, pair in _SWIZZLE_PAIRS.items():
+        for value, pair in SWIZZLE_PAIRS.items():
             if pair == (mode, atomicity):
                 return value
         return None
@@ -95,11 +95,12 @@ class Swizzle(IntEnum):
     @property
     def span(self) -> int:
         """Bytes of a box row the swizzle spreads over: the largest legal inner box width."""
-        return {SwizzleMode.NONE: 0, SwizzleMode.B32: 32, SwizzleMode.B64: 64,
-                SwizzleMode.B96: 96, SwizzleMode.B128: 128}[self.pair[0]]
+        return SWIZZLE_SPANS[self.pair[0]]
 
 
-_SWIZZLE_PAIRS = {
+#: The PTX (mode, atomicity) pair of each driver value (PTX 5.5.7, Table 14; 96B's driver
+#: value is this project's, docs/decisions.md). The RTL decodes the stored pair with it.
+SWIZZLE_PAIRS = {
     Swizzle.NONE: (SwizzleMode.NONE, SwizzleAtomicity.A16B),
     Swizzle.B32: (SwizzleMode.B32, SwizzleAtomicity.A16B),
     Swizzle.B64: (SwizzleMode.B64, SwizzleAtomicity.A16B),
@@ -109,6 +110,11 @@ _SWIZZLE_PAIRS = {
     Swizzle.B128_ATOM_64B: (SwizzleMode.B128, SwizzleAtomicity.A64B),
     Swizzle.B96: (SwizzleMode.B96, SwizzleAtomicity.A16B),
 }
+
+#: Bytes of a box row each swizzle mode spreads over (PTX 5.5.7; cuda.h: the inner box
+#: dimension must be at most the swizzle's span): the SWIZZLE_SPAN rule's limit.
+SWIZZLE_SPANS = {SwizzleMode.NONE: 0, SwizzleMode.B32: 32, SwizzleMode.B64: 64, SwizzleMode.B128: 128,
+                 SwizzleMode.B96: 96}
 
 
 class L2Promotion(IntEnum):
@@ -123,6 +129,13 @@ class OobFill(IntEnum):
     """``CUtensorMapFloatOOBfill``: what out-of-bounds elements of a load become."""
     NONE = 0                    # zero fill
     NAN_REQUEST_ZERO_FMA = 1    # OOB-NaN fill
+
+
+class Fill(IntEnum):
+    """What the out-of-bounds units of a transaction become (model/transactions.py)."""
+    NONE = 0        # store, reduce, prefetch: out-of-bounds units are skipped
+    ZERO = 1        # a load's zero fill
+    NAN = 2         # a load's OOB-NaN fill (OobFill.NAN_REQUEST_ZERO_FMA)
 
 
 class Im2colWideMode(IntEnum):

@@ -4,42 +4,42 @@ table, so that no field offset or width is written by hand in two places.
 * :data:`DescriptorLayout`: the 1024-bit tensor-map image, from ``DESCRIPTOR_FIELDS``.
 * :data:`RequestLayout`, :data:`CompletionLayout`: the stream payloads, from
   ``REQUEST_FIELDS`` and ``COMPLETION_FIELDS``.
-* :func:`beat_layout`: the output beat for a configuration (``lanes`` chunk slots).
+* :func:`beat_layout`: the output beat for a configuration (``lanes`` chunk slots), from
+  the model's ``Transaction`` fields.
 * The enumerations mirror the model's, with the shape of their table field.
 """
 
+import dataclasses
+import functools
 import types
 
 from amaranth.hdl import unsigned, signed
 from amaranth.lib import data, enum
 
 from ..model import layout as tables
-from ..model import types as model_types
 from ..model.config import UnitConfig
+from ..model.tensormap import MAX_RANK
+from ..model.transactions import Transaction
 
 __all__ = ["DescriptorLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout",
-           "Operation", "AccessMode", "ReduceOp", "Kind", "Fill"]
+           "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS"]
 
 
-def _amaranth_enum(model_enum, width):
-    """An Amaranth enumeration with the model enum's members, stored in ``width`` bits."""
+@functools.cache
+def amaranth_enum(model_enum, width: int):
+    """An Amaranth enumeration with the model enum's members, stored in ``width`` bits (one
+    class per pair, so every layout that holds the field holds the same enumeration)."""
     def body(namespace):
         for member in model_enum:
             namespace[member.name] = member.value
     return types.new_class(model_enum.__name__, (enum.Enum,), {"shape": unsigned(width)}, body)
 
 
-Operation = _amaranth_enum(model_types.Operation, 2)
-AccessMode = _amaranth_enum(model_types.AccessMode, 3)
-ReduceOp = _amaranth_enum(model_types.ReduceOp, 3)
-Kind = _amaranth_enum(model_types.MapKind, 2)
-
-
-class Fill(enum.Enum, shape=2):
-    """What the out-of-bounds units of a beat become (model/transactions.py FILL_*)."""
-    NONE = 0
-    ZERO = 1
-    NAN = 2
+def _payload_shape(f):
+    """A payload table field's shape: its enumeration, else a number of its width."""
+    if f.enum is not None:
+        return amaranth_enum(f.enum, f.width)
+    return signed(f.width) if f.signed else unsigned(f.width)
 
 
 def _descriptor_layout():
@@ -52,48 +52,58 @@ def _descriptor_layout():
     return data.FlexibleLayout(tables.DESCRIPTOR_BITS, members)
 
 
-_ENUM_FIELDS = {"operation": Operation, "mode": AccessMode, "reduce_op": ReduceOp}
-
-
 def _payload_layout(table):
-    members = {}
-    for f in table:
-        shape = _ENUM_FIELDS.get(f.name) or (signed(f.width) if f.signed else unsigned(f.width))
-        members[f.name] = data.ArrayLayout(shape, f.count) if f.count > 1 else shape
-    return data.StructLayout(members)
+    return data.StructLayout({f.name: data.ArrayLayout(_payload_shape(f), f.count) if f.count > 1 else _payload_shape(f)
+                              for f in table})
 
 
 DescriptorLayout = _descriptor_layout()
 RequestLayout = _payload_layout(tables.REQUEST_FIELDS)
 CompletionLayout = _payload_layout(tables.COMPLETION_FIELDS)
 
+_REQUEST_FIELD = {f.name: f for f in tables.REQUEST_FIELDS}
+Operation = _payload_shape(_REQUEST_FIELD["operation"])
+AccessMode = _payload_shape(_REQUEST_FIELD["mode"])
+ReduceOp = _payload_shape(_REQUEST_FIELD["reduce_op"])
+#: What the out-of-bounds units of a beat become (the model's ``Fill``, as a beat holds it).
+Fill = next(amaranth_enum(f.metadata["enum"], f.metadata["width"]) for f in dataclasses.fields(Transaction)
+            if f.name == "fill")
+
+#: The request's fields every beat carries beside its chunks (Glasgow's metadata): what a
+#: beat is for and whose it is. The request id is ``id_width`` bits inside the unit.
+BEAT_REQUEST_FIELDS = ("request_id", "operation", "reduce_op", "multicast_mask")
+
+
+def _carried_shape(f, config: UnitConfig):
+    """The shape of a :class:`Transaction` field on the beat stream (its metadata)."""
+    width = f.metadata["width"]
+    width = getattr(config, width) if isinstance(width, str) else width
+    return amaranth_enum(f.metadata["enum"], width) if f.metadata["enum"] else unsigned(width)
+
+
+def _carried(per: str, config: UnitConfig) -> dict:
+    return {f.name: _carried_shape(f, config) for f in dataclasses.fields(Transaction) if f.metadata["per"] == per}
+
 
 def lane_layout(config: UnitConfig) -> data.StructLayout:
-    """One 16-byte chunk of a beat (model/transactions.py ``Transaction``)."""
-    return data.StructLayout({
-        "valid": 1,
-        "global_address": unsigned(config.address_width),
-        "global_length": unsigned(5),
-        "smem_address": unsigned(config.smem_address_width),
-        "mask": unsigned(16),
-        "units": unsigned(5),
-    })
+    """One 16-byte chunk of a beat: whether the lane holds one, and the chunk fields of the
+    model's ``Transaction``."""
+    return data.StructLayout({"valid": 1, **_carried("chunk", config)})
 
 
 def _sideband(config: UnitConfig) -> dict:
-    """What every chunk of a beat shares, travelling beside them (Glasgow's metadata)."""
-    return {
-        "element_pitch": unsigned(7),
-        "fill": Fill,
-        "request_id": unsigned(config.id_width),
-        "operation": Operation,
-        "reduce_op": ReduceOp,
-        "multicast_mask": unsigned(16),
-    }
+    """What every chunk of a beat shares, travelling beside them (Glasgow's metadata): the
+    beat fields of the model's ``Transaction`` but ``last``, and the request's
+    :data:`BEAT_REQUEST_FIELDS`."""
+    side = _carried("beat", config)
+    del side["last"]
+    for name in BEAT_REQUEST_FIELDS:
+        side[name] = unsigned(config.id_width) if name == "request_id" else _payload_shape(_REQUEST_FIELD[name])
+    return side
 
 
 def beat_layout(config: UnitConfig) -> data.StructLayout:
-    """A beat: ``lanes`` chunks and what they share."""
+    """A beat: ``lanes`` chunks, what they share, and ``last`` (the request's last beat)."""
     return data.StructLayout({
         "lanes": data.ArrayLayout(lane_layout(config), config.lanes),
         **_sideband(config),
@@ -101,9 +111,10 @@ def beat_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-DIGITS = 5          # the walker's odometer: chunk in row, then box dimensions 1..4
+DIGITS = MAX_RANK   # the walker's odometer: chunk in row, then box dimensions 1..4
 RADIX_WIDTH = 11    # a radix is at most 1535 (im2col::w: 1024 pixels plus 511 halo pixels)
 SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
+PIXEL_DIMENSIONS = 4    # a pixel walk's dimensions: 1..4 (the rank's, dimension 0 is the row)
 HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
 
@@ -117,7 +128,7 @@ def pixel_walk_layout() -> data.StructLayout:
     shifted by the im2col offsets or wOffset, so a position is the coordinate it reads.
     ``limit`` is ``end - stride``: a position at or past it restarts instead of stepping
     (the compare then needs no add before it). The fields from ``step_limit`` on are
-    read ahead off the others by the front end (``rtl/walker.py`` ``pixel_walk_ahead``),
+    read ahead off the others by the front end (``rtl/pixelwalk.py`` ``pixel_walk_ahead``),
     so the walker compares nothing in series when it loads a job or steps a pixel:
     ``step_limit`` is ``limit - stride`` (a position at or past it steps to or past the
     limit), ``low_wraps`` and ``start_wraps`` whether ``low`` and ``start`` are at or
@@ -126,12 +137,12 @@ def pixel_walk_layout() -> data.StructLayout:
     group bits a step ahead (``pixel_state_layout``).
     """
     return data.StructLayout({
-        "start": data.ArrayLayout(PIXEL_COORD, 4),
+        "start": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),
         "low": data.ArrayLayout(PIXEL_COORD, SPATIAL),
         "limit": data.ArrayLayout(PIXEL_COORD, SPATIAL),
-        "stride": data.ArrayLayout(unsigned(4), 4),
-        "walks": unsigned(4),
-        "counts": unsigned(4),
+        "stride": data.ArrayLayout(unsigned(4), PIXEL_DIMENSIONS),
+        "walks": unsigned(PIXEL_DIMENSIONS),
+        "counts": unsigned(PIXEL_DIMENSIONS),
         "halo": unsigned(HALO_WIDTH),   # halo pixels after each group (0: none)
         "group_last": unsigned(RADIX_WIDTH),    # main pixels in a group, minus 1
         # read ahead (pixel_walk_ahead)
@@ -183,10 +194,10 @@ ChunkKindLayout = data.StructLayout({
 def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
     """What every beat of a job needs to turn odometer digits into transactions."""
     return data.StructLayout({
-        "start": data.ArrayLayout(signed(32), 5),        # coordinates (gather4: column, rows)
-        "element_strides": data.ArrayLayout(unsigned(4), 5),
-        "dims": data.ArrayLayout(unsigned(33), 5),
-        "strides": data.ArrayLayout(unsigned(40), 4),
+        "start": data.ArrayLayout(signed(32), MAX_RANK),        # coordinates (gather4: column, rows)
+        "element_strides": data.ArrayLayout(unsigned(4), MAX_RANK),
+        "dims": data.ArrayLayout(unsigned(33), MAX_RANK),
+        "strides": data.ArrayLayout(unsigned(40), MAX_RANK - 1),      # of dimensions 1..4
         "base": unsigned(config.address_width),
         "smem_base": unsigned(config.smem_address_width),
         "swizzle": unsigned(3),
