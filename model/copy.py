@@ -14,7 +14,6 @@ import numpy as np
 
 from .errors import ErrorCode, TmaError
 from .request import Request, validate_request
-from .swizzle import swizzle
 from .tensormap import TensorMap
 from .traversal import box_elements, row_count, row_walk
 from .transactions import transaction_bytes

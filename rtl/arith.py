@@ -21,7 +21,7 @@ part-way (docs/fpga.md, "Clock speed").
 
 import operator
 
-from amaranth.hdl import Array, Const, Cat, Mux, Value, unsigned, signed
+from amaranth.hdl import Array, Const, Cat, Mux, Value, unsigned
 
 from .pipeline import Delayed
 

@@ -141,8 +141,9 @@ def flat_layout(layout, prefix: str = "", base: int = 0) -> list[tuple[str, int,
     out = []
     if isinstance(layout, data.ArrayLayout):
         elem = layout.elem_shape
+        size = data.Layout.cast(elem).size if isinstance(elem, data.Layout) else _shape_width(elem)
         for i in range(layout.length):
-            out += flat_layout(elem, f"{prefix}[{i}]", base + i * data.Layout.cast(elem).size)
+            out += flat_layout(elem, f"{prefix}[{i}]", base + i * size)
         return out
     if isinstance(layout, data.StructLayout):
         for name, member in layout:

@@ -27,7 +27,6 @@ Shapes and where they come from:
   of 32 pixels, each followed by 2 halo pixels, wOffset 1.
 """
 
-import time
 from pathlib import Path
 from dataclasses import dataclass
 

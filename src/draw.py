@@ -4,8 +4,6 @@ it holds, out-of-bounds chunks hatched. ``tma-unit draw`` writes one; ``tma-unit
 --swizzles FOLDER`` regenerates the per-swizzle images of docs/.
 """
 
-import numpy as np
-
 from .model import (DataType, MapKind, Operation, Request, Swizzle, TensorMap, transactions,
                     smem_alignment)
 from .model.traversal import row_walk

@@ -17,7 +17,6 @@ does not synthesize again.
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
