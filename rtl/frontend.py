@@ -24,7 +24,7 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
    tensor's last byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
    of the last byte's high bits; the beat count; the first broken group; the pixel
-   walk's read-ahead fields (:func:`.walker.pixel_walk_ahead`);
+   walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`);
 11. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
    the job register, with a skid register behind it.
 
@@ -49,7 +49,6 @@ in order with the others.
 """
 
 from itertools import zip_longest
-from types import SimpleNamespace
 
 from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
@@ -57,19 +56,26 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
+from ..model.gather import GATHER_ROWS
 from ..model.im2col import W128_GROUP
-from ..model.types import AccessMode, Operation, OobFill
+from ..model.tensormap import MAX_RANK
+from ..model.timing import FRONT_END_STAGES
+from ..model.types import AccessMode, Operation
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
-from .decode import decode_early, decode_fields, decode_counts, decode_rows, decode_row_bytes, rank_is, rank_above
-from .layouts import RequestLayout, DescriptorLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL
-from .pipeline import Stage
-from .validate import product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps, first_broken
-from .walker import pixel_walk_ahead
+from .decode import (EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
+                     decode_row_bytes, rank_is, rank_above)
+from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS
+from .pipeline import Stage, bundle
+from .pixelwalk import pixel_walk_ahead
+from .regfile import SnapshotSignature
+from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
+                       first_broken)
 
-__all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix"]
+__all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "ModeKinds"]
 
-#: Registers from a request to its job (the timing model's FRONT_END_STAGES).
-STAGES = 11
+#: Registers from a request to its job, the job register the last: the timing model's
+#: FRONT_END_STAGES, which the stages below are numbered by.
+STAGES = FRONT_END_STAGES
 #: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
 BOX_BYTES_WIDTH = 45
 #: Rules whose first broken one stage 9 finds; stage 10 picks among the groups.
@@ -100,25 +106,6 @@ def place_values(m, saturated, limit: int):
     return prefixes
 
 
-def chunk_kind(units, unit_global_bytes):
-    """A kind of chunk of ``units`` units (``ChunkKindLayout``'s fields)."""
-    return SimpleNamespace(units=units, live=Cat(u < units for u in range(16)),
-                           length=small_product(units, unit_global_bytes)[:5])
-
-
-def mode_kinds(req):
-    """A request's access mode as bits: ``gather`` (gather4 or scatter4), ``im2col``,
-    ``wide`` (im2col::w), ``wide128`` (im2col::w::128), ``pixel_mode`` (any of the last
-    three: rows are pixels). The front end decodes them once, in stage 2, and passes
-    them on with the request, so no stage starts with the mode's compares and one
-    register does not drive them all (docs/fpga.md, "Clock speed")."""
-    mode = req.mode.as_value()
-    im2col, wide = mode == AccessMode.IM2COL, mode == AccessMode.IM2COL_W
-    wide128 = mode == AccessMode.IM2COL_W_128
-    return SimpleNamespace(gather=(mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4),
-                           im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
-
-
 def mixed_radix(value: int, radices, prefixes):
     """Digits of the constant ``value`` (at most the ``limit`` of ``prefixes``) in the
     mixed radix ``radices`` (least significant first) and whether it overflows them:
@@ -132,14 +119,144 @@ def mixed_radix(value: int, radices, prefixes):
     return digits, prefixes[len(radices)] <= value
 
 
+@bundle
+class ModeKinds:
+    """A request's access mode as bits (:func:`mode_kinds`)."""
+    gather: Value       # gather4 or scatter4
+    im2col: Value
+    wide: Value         # im2col::w
+    wide128: Value      # im2col::w::128
+    pixel_mode: Value   # any of the last three: rows are pixels
+
+
+def mode_kinds(req) -> ModeKinds:
+    """A request's access mode as bits. The front end decodes them once, in stage 2, and
+    passes them on with the request, so no stage starts with the mode's compares and one
+    register does not drive them all (docs/fpga.md, "Clock speed")."""
+    mode = req.mode.as_value()
+    im2col, wide = mode == AccessMode.IM2COL, mode == AccessMode.IM2COL_W
+    wide128 = mode == AccessMode.IM2COL_W_128
+    return ModeKinds(gather=(mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4),
+                     im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
+
+
+@bundle
+class ChunkKind:
+    """A kind of chunk (``ChunkKindLayout``): its units, the mask of them, its bytes."""
+    units: Value
+    live: Value
+    length: Value
+
+
+def chunk_kind(units, unit_global_bytes) -> ChunkKind:
+    """A kind of chunk of ``units`` units."""
+    return ChunkKind(units=units, live=Cat(u < units for u in range(16)),
+                     length=small_product(units, unit_global_bytes)[:5])
+
+
+@bundle
+class PixelRoles:
+    """What each of tensor dimensions 1..4 does in the pixel walk (:meth:`FrontEnd._pixel_roles`)."""
+    walks: list         # steps through its range (a spatial dimension)
+    counts: list        # counts the carries (N)
+    offsets: list       # what shifts its positions (spatial dimensions only)
+
+
+# -- what each stage holds ------------------------------------------------------------------
+
+@bundle
+class InFlight:
+    """What every stage from 2 to 8 passes on: the request and what it is."""
+    valid: Value
+    request: Value      # RequestLayout
+    kinds: ModeKinds
+    slot_valid: Value   # the slot's SLOT_VALID bit when the request was accepted
+
+
+@bundle
+class Snapshotted(InFlight):
+    """Stage 2: the snapshot copied, and layer 0 of its decode."""
+    snapshot: Value     # DescriptorLayout
+    early: EarlyBits
+
+
+@bundle
+class Decoding(InFlight):
+    """Stages 3 and 4: the decode's layers 1 and 2; the rules' products in DSP blocks."""
+    terms: list         # per dimension 1..4, the partial products of (dim - 1) * stride
+    d: DecodedFields
+
+
+@bundle
+class Summing(InFlight):
+    """Stages 5 and 6: the decode's layers 3 and 4; the products' adder trees."""
+    other_rows: Value   # the rows of a box that is not tiled (gather4, pixels)
+    extent_terms: list  # per dimension 1..3, the terms of stride[i-1] * dim[i]
+    span_terms: list    # the terms of the tensor's span
+    d: DecodedFields
+
+
+@bundle
+class Radices(InFlight):
+    """Stage 7: the box's radices and kinds of chunk, the stride extents, the room left."""
+    d: DecodedFields
+    room: SmemRoom
+    extents: list       # stride[i-1] * dim[i], i = 1..3
+    span_terms: list    # the tensor's last byte, in terms
+    radices: list       # the odometer's, digit 0 first
+    saturated: list     # the radices, saturated at lanes + 1
+    other_terms: list   # the box's bytes for other_rows, in DSP products
+    tiled_terms: list   # the box's bytes for a tiled box's rows
+    chunk_kinds: list   # ChunkKind: a row's full chunk and its last
+
+
+@bundle
+class Checked(InFlight):
+    """Stage 8: every rule but the last two, a bit each; the place values."""
+    d: DecodedFields
+    room: SmemRoom
+    radices: list
+    chunk_kinds: list
+    broken: Value       # a bit per rule of rule_list
+    box_terms: list
+    span_terms: list
+    prefixes: list      # the mixed radix's place values (place_values)
+    pixel_roles: PixelRoles
+
+
+@bundle
+class SetUp:
+    """Stage 9: the job set up; each group's first broken rule; the sums."""
+    valid: Value
+    request: Value
+    job: Value          # job_layout
+    groups: list        # per group of RULE_GROUP rules: (broken?, first code)
+    room: SmemRoom
+    box_bytes: Value
+    last_byte: Value    # the tensor's last byte, signed
+
+
+@bundle
+class Limits:
+    """Stage 10: the unit's two limits, the beat count, the first broken group."""
+    valid: Value
+    job: Value
+    any_broken: Value
+    first_code: Value
+    box_bytes: Value
+    overflows: Value    # SMEM_BOUNDS
+    beats: Value
+    one_beat: Value
+    wraps: Value        # ADDRESS_WRAP
+
+
 class FrontEnd(wiring.Component):
     """Request in, job out.
 
     Ports
     -----
     requests : stream in (``RequestLayout``)
-    snap_slot, snap_en, snap_data, snap_valid
-        The descriptor file's snapshot port.
+    snapshot : :class:`.regfile.SnapshotSignature` out: the descriptor file's snapshot port
     job : stream out (``job_layout``)
     """
 
@@ -147,137 +264,158 @@ class FrontEnd(wiring.Component):
         self.config = config
         super().__init__({
             "requests": In(stream.Signature(RequestLayout)),
-            "snap_slot": Out(8),
-            "snap_en": Out(1),
-            "snap_data": In(DescriptorLayout),
-            "snap_valid": In(1),
+            "snapshot": Out(SnapshotSignature()),
             "job": Out(stream.Signature(job_layout(config))),
         })
 
     def elaborate(self, platform):
         m = Module()
-        config = self.config
         # the skid register: a second job, loaded when the job register is held while the
         # stages move. The stages move while it is empty, so their enable is a register
         # and not the end of the walker's and the datapath's logic (docs/fpga.md).
-        skid = Signal(job_layout(config))
+        skid = Signal(job_layout(self.config))
         skid_valid = Signal()
         advance = ~skid_valid
         stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
+        valid, request = self._accept(m, advance)
+        r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request),
+                                 slot_valid=self.snapshot.valid, snapshot=self.snapshot.data,
+                                 early=decode_early(self.snapshot.data)), None)
+        r = self._decode(stage, r)
+        r = self._radices(stage, r)
+        r, rules = self._check(m, stage, r)
+        r = self._set_up(m, stage, r, rules)
+        r = self._limits(m, stage, r)
+        self._job_register(m, r, skid, skid_valid, advance)
+        return m
 
-        def register(k, **values):
-            """``values`` one step later, in stage ``k``'s registers."""
-            return SimpleNamespace(**{name: stage[k](value, name) for name, value in values.items()})
-
-        def products_of(k):
-            """Products in DSP blocks whose output registers are stage ``k``'s, from
-            operands already in registers."""
-            return lambda a, b: stage[k].product(a, b, registered_inputs=False)
-
-        def request_of(r):
-            """What every stage passes on: the request, its mode's bits, its valid bit and
-            its slot's."""
-            return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
-
-        # -- stage 1: accept and snapshot -------------------------------------------------
+    def _accept(self, m, advance):
+        """Stage 1: the request is registered, and its slot is read from the descriptor
+        file (the snapshot: later bus writes to the slot cannot reach this request)."""
         valid = Signal(name="s1_valid")
-        req = Signal(RequestLayout, name="s1_request")
+        request = Signal(RequestLayout, name="s1_request")
         m.d.comb += [
             self.requests.ready.eq(advance),
-            self.snap_slot.eq(self.requests.payload.slot),
-            self.snap_en.eq(self.requests.valid & advance),
+            self.snapshot.slot.eq(self.requests.payload.slot),
+            self.snapshot.en.eq(self.requests.valid & advance),
         ]
         with m.If(advance):
-            m.d.sync += [valid.eq(self.requests.valid), req.eq(self.requests.payload)]
+            m.d.sync += [valid.eq(self.requests.valid), request.eq(self.requests.payload)]
+        return valid, request
 
-        # -- stage 2: the snapshot copied ----------------------------------------------------
-        r = register(2, valid=valid, request=req, kinds=mode_kinds(req), slot_valid=self.snap_valid,
-                     snapshot=self.snap_data, early=decode_early(self.snap_data))
+    @staticmethod
+    def _carried(r: InFlight) -> dict:
+        return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
 
-        # -- stages 3 to 6: the decode; the products and their adder trees -----------------
-        # the products' DSP blocks register their operands as stage 3 and their products
-        # as stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products
-        fields = decode_fields(r.snapshot, r.early, stage[3].product)
-        r = register(3, **request_of(r), terms=product_terms(fields, stage[3].product), d=fields)
-        r = register(4, **request_of(r), terms=r.terms, d=decode_counts(r.d))
+    def _decode(self, stage, r: Snapshotted) -> Summing:
+        """Stages 3 to 6: the decode, the rules' products and their adder trees. The
+        products' DSP blocks register their operands as stage 3 and their products as
+        stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products."""
+        d = decode_fields(r.snapshot, r.early, stage[3].product)
+        r = stage[3](Decoding(**self._carried(r), terms=product_terms(d, stage[3].product), d=d), None)
+        r = stage[4](Decoding(**self._carried(r), terms=r.terms, d=decode_counts(r.d)), None)
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
         # products plus dim0_bytes - 1 (added two levels later, when it is ready)
         kinds, w_halo = r.kinds, r.request.w_halo
-        other_rows = Mux(kinds.gather, 4,            # the rows of a box that is not tiled
+        other_rows = Mux(kinds.gather, GATHER_ROWS,  # the rows of a box that is not tiled
                      Mux(kinds.im2col, r.d.pixels,
                      Mux(kinds.wide, r.d.pixels + w_halo, 128 + 4 * w_halo)))
-        r = register(5, **request_of(r), other_rows=other_rows,
-                     extent_terms=[add_pairs(r.terms[i] + [Cat(r.d.strides[i], 0).as_signed()], SPAN_WIDTH)
-                                   for i in range(3)],
-                     span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH), d=decode_rows(r.d, stage[5].product))
-        r = register(6, **request_of(r), other_rows=r.other_rows,
-                     extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
-                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH), d=decode_row_bytes(r.d, stage[6].product))
+        # the extents of dimensions 1..3: each next stride must reach past one
+        extent_terms = [add_pairs(terms + [Cat(stride, 0).as_signed()], SPAN_WIDTH)
+                        for terms, stride in zip(r.terms[:-1], r.d.strides)]
+        r = stage[5](Summing(**self._carried(r), other_rows=other_rows, extent_terms=extent_terms,
+                             span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH),
+                             d=decode_rows(r.d, stage[5].product)), None)
+        return stage[6](Summing(**self._carried(r), other_rows=r.other_rows,
+                                extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
+                                span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+                                d=decode_row_bytes(r.d, stage[6].product)), None)
 
-        # -- stage 7: the box's rows, extents, radices -------------------------------------
-        d = r.d
+    def _radices(self, stage, r: Summing) -> Radices:
+        """Stage 7: the box's rows, the stride extents, the odometer's radices, saturated;
+        the two kinds of chunk (a row's full chunks and its last: units, mask, bytes)."""
+        config, d = self.config, r.d
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         rows = Mux(gather | pixel_mode, r.other_rows, d.box_rows_tiled)
         # the whole 64-bit address: its bits at or above address_width make the tensor
         # wrap too (ADDRESS_WRAP), so none is cut off before the test
         base_term = Cat(d.global_address, 0).as_signed()
-        radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, 4, d.counts[1]))]
-                   + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, 5)])
+        radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, GATHER_ROWS, d.counts[1]))]
+                   + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, MAX_RANK)])
         radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]
-        r = register(7, **request_of(r), d=d, room=smem_room(r.request, config),
-                     extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
-                     # the tensor's last byte: the base address joins the span's terms
-                     span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
-                     radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
-                     # the box's bytes in pieces, for either row count: DSP blocks whose
-                     # product registers are stage 7's, so that stage 8's registers (the
-                     # choice between them) can sit between the blocks and stage 9's sum
-                     # (docs/fpga.md, "Clock speed")
-                     other_terms=partial_products(r.other_rows, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
-                     tiled_terms=partial_products(d.box_rows_tiled, d.row_pitch, BOX_BYTES_WIDTH, products_of(7)),
-                     # a row's full chunk and its last
-                     chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
-                                  chunk_kind(d.last_chunk_units, d.unit_global_bytes)])
 
-        # -- stage 8: the rules, the box's bytes in pieces, place values -------------------
-        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, config)
+        def products(a, b):
+            # the box's bytes in pieces, for either row count: DSP blocks whose product
+            # registers are stage 7's, so that stage 8's registers (the choice between
+            # them) sit between the blocks and stage 9's sum (docs/fpga.md, "Clock speed")
+            return partial_products(a, b, BOX_BYTES_WIDTH,
+                                    lambda x, y: stage[7].product(x, y, registered_inputs=False))
+
+        return stage[7](Radices(
+            **self._carried(r), d=d, room=smem_room(r.request, config),
+            extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
+            # the tensor's last byte: the base address joins the span's terms
+            span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
+            radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
+            other_terms=products(r.other_rows, d.row_pitch), tiled_terms=products(d.box_rows_tiled, d.row_pitch),
+            chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
+                         chunk_kind(d.last_chunk_units, d.unit_global_bytes)]), None)
+
+    def _check(self, m, stage, r: Radices) -> tuple[Checked, list]:
+        """Stage 8: every rule but the last two checked (:mod:`.validate`), one bit each;
+        the box's byte count in pieces; the mixed radix's place values. Returns the stage
+        and the rules' (condition, code) pairs."""
+        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
-        r = register(8, **request_of(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
-                     broken=Cat(condition for condition, _ in rules),
-                     box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
-                                in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
-                     span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
-                     prefixes=place_values(m, r.saturated, config.lanes),
-                     pixel_roles=self._pixel_roles(r.d, r.request, r.kinds))
+        return stage[8](Checked(
+            **self._carried(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
+            broken=Cat(condition for condition, _ in rules),
+            box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
+                       in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
+            span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+            prefixes=place_values(m, r.saturated, self.config.lanes),
+            pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
 
-        # -- stage 9: the job set-up; each group's first broken rule; the sums -------------
+    def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
+        """Stage 9: the job set-up (the lanes' start digits, the pixel walk, the beat
+        constants); the first broken rule of each group of :data:`RULE_GROUP`; the box's
+        byte count; the tensor's last byte."""
         job = Signal.like(self.job.payload)
-        self._job_setup(m, job, r.d, r.request, r.kinds, r.radices, r.prefixes, r.chunk_kinds, r.pixel_roles)
+        self._walk_setup(m, job, r)
+        self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
+        self._beat_constants(m, job.beat, r)
         codes = [code for _, code in rules]
-        groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(rules)))])
-                  for start in range(0, len(rules), RULE_GROUP)]
-        r = register(9, valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
-                     box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
-                     last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed())
+        groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(codes)))])
+                  for start in range(0, len(codes), RULE_GROUP)]
+        return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
+                              box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
+                              last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed()), None)
 
-        # -- stage 10: SMEM_BOUNDS, ADDRESS_WRAP, the beats, the first broken group -------
+    def _limits(self, m, stage, r: SetUp) -> Limits:
+        """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
+        ADDRESS_WRAP, a test of the last byte's high bits; the beat count; the first
+        broken group; the pixel walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`)."""
+        config = self.config
         any_broken, first_code = first_broken(r.groups)
         job = Signal.like(r.job, name="s9_job_ahead")
         m.d.comb += [job.eq(r.job), *pixel_walk_ahead(r.job.pixels, job.pixels)]
         beat_bits = (16 * config.lanes).bit_length() - 1        # a beat's bytes, log2
-        r = register(10, valid=r.valid, job=job, any_broken=any_broken, first_code=first_code,
-                     box_bytes=r.box_bytes, overflows=smem_overflows(r.request, r.box_bytes, r.room),
-                     beats=((r.box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
-                     # one beat: at most a beat's bytes (a box has at least one chunk), by
-                     # zero tests beside the beat count's add, not a compare behind it
-                     one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
-                     wraps=address_wraps(r.last_byte, config))
+        return stage[10](Limits(
+            valid=r.valid, job=job, any_broken=any_broken, first_code=first_code, box_bytes=r.box_bytes,
+            overflows=smem_overflows(r.request, r.box_bytes, r.room),
+            beats=((r.box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
+            # one beat: at most a beat's bytes (a box has at least one chunk), by zero
+            # tests beside the beat count's add, not a compare behind it
+            one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
+            wraps=address_wraps(r.last_byte, config)), None)
 
-        # -- stage 11: the code, into the job register ---------------------------------------
+    def _job_register(self, m, r: Limits, skid, skid_valid, advance):
+        """Stage 11: the code (the first broken group's first rule, else SMEM_BOUNDS, else
+        ADDRESS_WRAP), into the job register, with the skid register behind it."""
         code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
-        incoming = Signal(job_layout(config))
+        incoming = Signal(job_layout(self.config))
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
@@ -288,38 +426,35 @@ class FrontEnd(wiring.Component):
                          skid_valid.eq(0)]
         with m.Elif(advance):
             m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming)]
-        return m
 
-    def _job_setup(self, m, job, d, req, kinds, radices, prefixes, chunk_kinds, roles):
-        """The job's walk (radices, start and step digits, pixel walk) and beat constants,
-        from the decoded descriptor and the request."""
-        config = self.config
-        gather, pixel_mode = kinds.gather, kinds.pixel_mode
-        m.d.comb += [job.radix[i].eq(radices[i]) for i in range(DIGITS)]
-        step_digits, step_overflow = mixed_radix(config.lanes, radices, prefixes)
+    def _walk_setup(self, m, job, r: Checked):
+        """The job's walk: radices, the lanes' start digits and the step's."""
+        lanes = self.config.lanes
+        m.d.comb += [job.radix[i].eq(radix) for i, radix in enumerate(r.radices)]
+        step_digits, step_overflow = mixed_radix(lanes, r.radices, r.prefixes)
         m.d.comb += job.step_overflow.eq(step_overflow)
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
-                         job.step_safe[i].eq(radices[i] - step_digits[i] - 1)]
-        for lane in range(config.lanes):
-            digits, overflow = mixed_radix(lane, radices, prefixes)
+                         job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]
+        for lane in range(lanes):
+            digits, overflow = mixed_radix(lane, r.radices, r.prefixes)
             m.d.comb += job.lane_alive[lane].eq(~overflow)
-            for i in range(DIGITS):
-                m.d.comb += job.lane_digits[lane][i].eq(digits[i])
-        self._pixel_walk(m, job.pixels, d, req, kinds, roles)
+            m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
-        beat = job.beat
+    def _beat_constants(self, m, beat, r: Checked):
+        """What every beat of the job needs to turn digits into transactions."""
+        d, req, gather = r.d, r.request, r.kinds.gather
         prefetch = req.operation.as_value() == Operation.PREFETCH
         value_step = d.step0 << d.values_per_unit_log2
-        for i in range(5):
-            used = Mux(gather, i < 5, d.in_rank[i])
+        for i in range(MAX_RANK):
+            used = Mux(gather, 1, d.in_rank[i])
             m.d.comb += [
                 beat.start[i].eq(Mux(used, req.coordinates[i], 0)),
                 beat.element_strides[i].eq(d.element_strides[i]),
                 beat.dims[i].eq(Mux(d.in_rank[i], d.dims[i], 1)),
             ]
-        m.d.comb += [beat.strides[i].eq(Mux(d.in_rank[i + 1], d.strides[i], 0)) for i in range(4)]
-        for kind, values in zip(beat.chunks, chunk_kinds):
+        m.d.comb += [beat.strides[i].eq(Mux(d.in_rank[i + 1], stride, 0)) for i, stride in enumerate(d.strides)]
+        for kind, values in zip(beat.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
             beat.base.eq(d.global_address),
@@ -331,7 +466,7 @@ class FrontEnd(wiring.Component):
             beat.last_chunk.eq(d.row_chunks - 1),
             beat.chunk_values.eq(value_step << d.units_per_chunk_log2),
             beat.gather.eq(gather),
-            beat.pixel_mode.eq(pixel_mode),
+            beat.pixel_mode.eq(r.kinds.pixel_mode),
             beat.prefetch.eq(prefetch),
             beat.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),
             beat.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
@@ -343,7 +478,7 @@ class FrontEnd(wiring.Component):
         ]
 
     @staticmethod
-    def _pixel_roles(d, req, kinds):
+    def _pixel_roles(d, req, kinds) -> PixelRoles:
         """What each of dimensions 1..4 does in the pixel walk (PTX 5.5.4 / 5.5.5): im2col
         walks the rank - 2 spatial dimensions, im2col::w and ::w::128 only W; N (the last
         dimension) counts the carries; the im2col offsets (loads) or wOffset shift the
@@ -353,22 +488,22 @@ class FrontEnd(wiring.Component):
         offsets_apply = im2col & ((op == Operation.LOAD) | (op == Operation.PREFETCH))
         # im2col walks the rank - 2 spatial dimensions, the other modes one: the rank's
         # bits, no compare
-        walks = [pixel_mode & Mux(im2col, rank_above(d, i + 1), i == 1) for i in range(1, 5)]
+        dimensions = range(1, PIXEL_DIMENSIONS + 1)
+        walks = [pixel_mode & Mux(im2col, rank_above(d, i + 1), i == 1) for i in dimensions]
         offsets = []
         for i in range(1, SPATIAL + 1):
             offset = Mux(offsets_apply, req.im2col_offsets[i - 1], 0)
             if i == 1:
                 offset = Mux(im2col, offset, req.w_offset)
             offsets.append(Mux(walks[i - 1], offset, 0))
-        return SimpleNamespace(walks=walks, counts=[pixel_mode & rank_is(d, i + 1) for i in range(1, 5)],
-                               offsets=offsets)
+        return PixelRoles(walks=walks, counts=[pixel_mode & rank_is(d, i + 1) for i in dimensions], offsets=offsets)
 
     @staticmethod
-    def _pixel_walk(m, walk, d, req, kinds, roles):
+    def _pixel_walk(m, walk, d, req, kinds, roles: PixelRoles):
         """The job's pixel walk (``pixel_walk_layout``): the roles (:meth:`_pixel_roles`)
         and the walked positions, their range and their start, shifted alike by the
         offsets."""
-        for i in range(1, 5):
+        for i in range(1, PIXEL_DIMENSIONS + 1):
             start = Mux(d.in_rank[i], req.coordinates[i], 0)
             if i <= SPATIAL:
                 offset = roles.offsets[i - 1]

@@ -3,9 +3,10 @@
 A block's stages all load when one enable is high, or in every cycle for a pipeline that
 never stalls (docs/architecture.md, "Timing": the front end stalls as a whole behind a
 registered enable, the datapath never stalls). :class:`Stage` gives a registered copy of any
-value, view or namespace of them, so a block reads as its combinational logic with the
+value, view, list or dataclass of them, so a block reads as its combinational logic with the
 places it is cut marked (``d = stage(d)``), and the arithmetic between two cuts stays
-short enough for the clock (docs/fpga.md).
+short enough for the clock (docs/fpga.md). What a stage holds is a dataclass with a field
+for each quantity (:func:`bundle`), so every stage's registers have names and a type.
 
 Only a stage's valid bits are reset. Every other register holds data that its valid bit
 qualifies, so it is reset-less: on the ECP5 a reset is a net to every flip-flop it
@@ -17,13 +18,32 @@ A product can take its registers from a DSP block instead (:meth:`Stage.product`
 unregistered, so it reaches the same stage as a product registered in the fabric would.
 """
 
-from types import SimpleNamespace
+import dataclasses
 
 from amaranth.hdl import Const, Signal, Value, ValueCastable
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Delayed", "copies", "KEEP_COPIES"]
+__all__ = ["Stage", "Delayed", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+
+
+def bundle(cls):
+    """A dataclass whose instances a :class:`Stage` registers field by field: what one
+    pipeline stage holds, each quantity named (a value, a view, a list of them, a
+    :class:`Delayed` product or another bundle)."""
+    return dataclasses.dataclass(eq=False)(cls)
+
+
+def extend(cls, base, **values):
+    """An instance of the bundle ``cls`` (a subclass of ``base``'s class, adding fields)
+    with ``base``'s fields and ``values`` for the fields ``cls`` adds."""
+    return cls(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}, **values)
+
+
+def narrow(cls, value):
+    """An instance of the bundle ``cls`` with the fields of ``value`` (an instance of a
+    subclass) that ``cls`` has: the inverse of :func:`extend`."""
+    return cls(**{f.name: getattr(value, f.name) for f in dataclasses.fields(cls)})
 
 #: The Yosys command that keeps the flip-flops of :func:`copies` apart: Yosys merges equal
 #: cells (``opt_merge``) unless both carry ``keep``, and a signal's attribute reaches its
@@ -60,10 +80,11 @@ class Stage:
     when ``enable`` is None: a pipeline that never stalls).
 
     ``stage(value, name)`` returns a register holding ``value`` one step later: a
-    ``Value`` or ``View`` gives a signal of the same shape, a list or a
-    ``SimpleNamespace`` gives the same structure of registers, and Python constants
-    (ints, bools) pass through unchanged. A register named ``valid`` (or ``*_valid``, a
-    namespace's ``valid`` member included) is reset; the others are reset-less.
+    ``Value`` or ``View`` gives a signal of the same shape, a list or a :func:`bundle`
+    gives the same structure of registers (a bundle's field ``f`` named ``name_f``, or
+    ``f`` alone when ``name`` is None), and Python constants (ints, bools) pass through
+    unchanged. A register named ``valid`` (or ``*_valid``, a bundle's ``valid`` field
+    included) is reset; the others are reset-less.
     """
 
     def __init__(self, m, enable, prefix: str):
@@ -72,9 +93,10 @@ class Stage:
         self.prefix = prefix
         self.blocks = 0
 
-    def __call__(self, value, name: str = "value"):
-        if isinstance(value, SimpleNamespace):
-            return SimpleNamespace(**{key: self(item, f"{name}_{key}") for key, item in vars(value).items()})
+    def __call__(self, value, name: str | None = "value"):
+        if dataclasses.is_dataclass(value):
+            return type(value)(**{f.name: self(getattr(value, f.name), f.name if name is None else f"{name}_{f.name}")
+                                  for f in dataclasses.fields(value)})
         if isinstance(value, (list, tuple)):
             return [self(item, f"{name}{i}") for i, item in enumerate(value)]
         if isinstance(value, (int, bool)):

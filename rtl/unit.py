@@ -20,7 +20,7 @@ from .bus import WishboneSignature
 from .datapath import Datapath, BEAT_QUEUE, STAGES as BACK_END_STAGES
 from .frontend import FrontEnd, STAGES as FRONT_END_STAGES
 from .layouts import RequestLayout, CompletionLayout, beat_layout
-from .regfile import DescriptorFile, bus_addr_width
+from .regfile import DescriptorFile, ReportSignature, bus_addr_width
 from .walker import Walker
 
 __all__ = ["TmaUnit", "in_flight_limit"]
@@ -85,12 +85,20 @@ class TmaUnit(wiring.Component):
         m.submodules.datapath = datapath = Datapath(config)
 
         connect(m, wiring.flipped(self.bus), regfile.bus)
+        connect(m, frontend.snapshot, regfile.snapshot)
         connect(m, frontend.job, walker.job)
-        # reset is an abort: the registers that say a stage holds work clear, so nothing
-        # in flight goes on. In the reset cycle itself they still hold what they held, so
-        # the streams' handshakes are cut there: a request offered is not taken, and no
-        # beat or completion of a request being abandoned leaves (docs/registers.md,
-        # "Reset"). The blocks see the handshakes the ports see.
+        connect(m, walker.walk, datapath.walk)
+        self._ports(m, frontend, datapath)
+        self._report(m, regfile)
+        return m
+
+    def _ports(self, m, frontend, datapath):
+        """The unit's streams, joined to the blocks' with their handshakes cut by reset.
+        Reset is an abort: the registers that say a stage holds work clear, so nothing in
+        flight goes on. In the reset cycle itself they still hold what they held, so the
+        streams' handshakes are cut there: a request offered is not taken, and no beat or
+        completion of a request being abandoned leaves (docs/registers.md, "Reset"). The
+        blocks see the handshakes the ports see."""
         resetting = ResetSignal()
         m.d.comb += [
             frontend.requests.payload.eq(self.requests.payload),
@@ -101,25 +109,20 @@ class TmaUnit(wiring.Component):
             m.d.comb += [outer.payload.eq(inner.payload), outer.valid.eq(inner.valid & ~resetting),
                          inner.ready.eq(outer.ready & ~resetting)]
 
-        # STATUS.BUSY: requests accepted whose completions are not taken yet, counted at
-        # the unit's ports, so it covers every stage between them (the front end's
-        # stages, the completion queue) and no block has to report its own
+    def _report(self, m, regfile):
+        """What the status registers count, at the unit's ports, so it covers every stage
+        between them (the front end's stages, the completion queue) and no block has to
+        report its own: a completion when it is taken, and STATUS.BUSY, the requests
+        accepted whose completions are not taken yet."""
         accepted = self.requests.valid & self.requests.ready
         taken = self.completions.valid & self.completions.ready
-        in_flight = Signal(range(in_flight_limit(config) + 1))
+        in_flight = Signal(range(in_flight_limit(self.config) + 1))
         m.d.sync += in_flight.eq(in_flight + accepted - taken)
+        report = ReportSignature(self.config).create(path=("report",))
+        connect(m, report, regfile.report)
         m.d.comb += [
-            regfile.snap_slot.eq(frontend.snap_slot),
-            regfile.snap_en.eq(frontend.snap_en),
-            frontend.snap_data.eq(regfile.snap_data),
-            frontend.snap_valid.eq(regfile.snap_valid),
-            walker.issue_next.eq(datapath.issue_next),
-            datapath.walk.eq(walker.walk),
-            datapath.walk_valid.eq(walker.walk_valid),
-            # the status counts a completion when it is taken, at the unit's port
-            regfile.report.eq(taken),
-            regfile.report_code.eq(self.completions.payload.status),
-            regfile.report_id.eq(self.completions.payload.request_id),
-            regfile.busy.eq(in_flight != 0),
+            report.taken.eq(taken),
+            report.code.eq(self.completions.payload.status),
+            report.request_id.eq(self.completions.payload.request_id),
+            report.busy.eq(in_flight != 0),
         ]
-        return m

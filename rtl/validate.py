@@ -15,20 +15,21 @@ last two rules, SMEM_BOUNDS and ADDRESS_WRAP, are apart (:func:`smem_overflows`,
 :func:`first_broken` picks the first broken rule with a tree of depth log2(rules).
 """
 
-from types import SimpleNamespace
-
-from amaranth.hdl import Array, Const, Mux, Cat
+from amaranth.hdl import Array, Const, Mux, Value
 
 from ..model.errors import ErrorCode
 from ..model.request import REDUCE_TYPES, IM2COL_OFFSET_RANGES, MAX_W_HALO
-from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES
-from ..model.types import (TYPE_INFO, AccessMode, DataType, Interleave, MapKind, Operation,
-                           ReduceOp, SwizzleMode, SwizzleAtomicity, Swizzle)
+from ..model.swizzle import smem_alignment
+from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES, MAX_RANK
+from ..model.types import (TYPE_INFO, SWIZZLE_SPANS, AccessMode, DataType, Interleave, MapKind, Operation,
+                           SwizzleMode, SwizzleAtomicity, Swizzle)
 from .arith import partial_products, outside_field_range, less_than
-from .decode import type_table, rank_is, rank_above
+from .decode import rank_is, rank_above
+from .layouts import SPATIAL
+from .pipeline import bundle
 
-__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "rule_list", "smem_room", "smem_overflows", "address_wraps",
-           "first_broken", "smem_alignment_log2"]
+__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "rule_list", "SmemRoom", "smem_room", "smem_overflows",
+           "address_wraps", "first_broken", "smem_alignment_log2"]
 
 #: The codes the unit never reports, and why: rules no stored descriptor or hardware request
 #: can break, since the encodings cannot hold the value (a dimension of 0 or past 2^32, a
@@ -47,10 +48,17 @@ SPAN_WIDTH = 76
 
 
 def smem_alignment_log2(swizzle):
-    """log2 of the shared-memory alignment a swizzle needs (docs/decisions.md)."""
-    return Mux(swizzle == Swizzle.NONE, 4,
-               Mux((swizzle == Swizzle.B128_ATOM_32B) | (swizzle == Swizzle.B128_ATOM_32B_FLIP_8B), 5,
-                   Mux(swizzle == Swizzle.B128_ATOM_64B, 6, 7)))
+    """log2 of the shared-memory alignment a swizzle (the driver's number) needs: the
+    model's table (``model.swizzle.smem_alignment``, docs/decisions.md) as a lookup."""
+    values = {int(value) for value in Swizzle}
+    return Array(Const(smem_alignment(value).bit_length() - 1 if value in values else 0, 3)
+                 for value in range(1 << len(Value.cast(swizzle))))[swizzle]
+
+
+def swizzle_span(swizzle_mode):
+    """Bytes of a box row a stored swizzle mode spreads over (the model's ``SWIZZLE_SPANS``;
+    0 for a number that is no mode, which ENUM_RANGE refuses first)."""
+    return Array(Const(SWIZZLE_SPANS.get(mode, 0), 8) for mode in range(1 << len(swizzle_mode)))[swizzle_mode]
 
 
 def _in_set(value, members):
@@ -71,52 +79,71 @@ def product_terms(d, multiply=None):
     four plus ``dim0_bytes - 1`` are the tensor's last byte. ``multiply``: as for
     :func:`.arith.partial_products`."""
     return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply)
-            for i in range(1, 5)]
+            for i in range(1, MAX_RANK)]
+
+
+class _Rules:
+    """The (broken?, code) pairs, in the order they are added: the model's order."""
+
+    def __init__(self):
+        self.list = []
+
+    def __call__(self, condition, code):
+        self.list.append((condition, code))
 
 
 def rule_list(d, req, kinds, extents, slot_valid, config):
     """(broken?, code) pairs in the model's order of checking, all but the last two
     (:func:`smem_overflows`, :func:`address_wraps`). ``kinds``: the request's mode as
-    bits (:func:`.frontend.mode_kinds`); ``extents``: ``stride[i-1] * dim[i]`` for
+    bits (:class:`.frontend.ModeKinds`); ``extents``: ``stride[i-1] * dim[i]`` for
     i = 1..3."""
-    rules = []
-
-    def rule(condition, code):
-        rules.append((condition, code))
-
-    align16b = _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
-    swizzle = d.swizzle
-
+    rule = _Rules()
     rule(~slot_valid, ErrorCode.SLOT_INVALID)
-    # -- decoding the image (model/layout.py tensor_map_from_fields) ----------------------
-    rule(rank_above(d, 5), ErrorCode.RANK_RANGE)
+    _image_rules(rule, d)
+    _tensor_map_rules(rule, d, extents)
+    _swizzle_rules(rule, d)
+    _request_rules(rule, d, req, kinds)
+    return rule.list
+
+
+def _align16b(d):
+    return _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
+
+
+def _image_rules(rule, d):
+    """Decoding the image (model/layout.py ``tensor_map_from_fields``)."""
+    rule(rank_above(d, MAX_RANK), ErrorCode.RANK_RANGE)
     rule(d.swizzle_mode > SwizzleMode.B96, ErrorCode.ENUM_RANGE)
     rule((d.swizzle_atomicity != SwizzleAtomicity.A16B) & (d.swizzle_mode != SwizzleMode.B128),
          ErrorCode.SWIZZLE_ATOMICITY)
     rule(d.kind == 3, ErrorCode.ENUM_RANGE)
     rule(d.interleave == 3, ErrorCode.ENUM_RANGE)
-    # -- the tensor map's rules (model/tensormap.py _validate) ----------------------------
+
+
+def _tensor_map_rules(rule, d, extents):
+    """The tensor map's rules (model/tensormap.py ``_validate``): rank, address, dims and
+    strides, then the box (tiled maps) or the corners and channels (im2col maps)."""
+    align16b = _align16b(d)
     rule(~d.tiled & ~rank_above(d, 2), ErrorCode.RANK_RANGE)
     rule((d.interleave != Interleave.NONE) & ~rank_above(d, 2), ErrorCode.RANK_INTERLEAVE)
     align32 = (d.interleave == Interleave.B32) | align16b
     address = d.global_address
     rule((address[:4] != 0) | (align32 & address[4]), ErrorCode.ADDRESS_ALIGN)
     rule(align16b & (d.dims[0][:7] != 0), ErrorCode.DIM_PACKED)
-    rule((d.code == _ptx(DataType.U4_ALIGN8B)) & d.dims[0][0], ErrorCode.DIM_PACKED)
+    b4x16 = d.code == _ptx(DataType.U4_ALIGN8B)
+    rule(b4x16 & d.dims[0][0], ErrorCode.DIM_PACKED)
     extent = d.dim0_bytes
-    for i in range(4):
+    for i, stride in enumerate(d.strides):
         used = rank_above(d, i + 1)
-        stride = d.strides[i]
         rule(used & ((stride == 0) | (align32 & stride[4])), ErrorCode.STRIDE_ALIGN)
         rule(used & less_than(stride, extent), ErrorCode.STRIDE_EXTENT)
-        if i < 3:
+        if i < len(extents):
             extent = extents[i]
     # tiled boxes
     inner_bits = Mux(d.padded, d.box[0] << 3, d.box_bits)
     rule(d.tiled & align16b & (d.box[0] != 128), ErrorCode.BOX_PACKED)
     rule(d.tiled & (d.interleave == Interleave.NONE) & (inner_bits[:7] != 0), ErrorCode.BOX_INNER_BYTES)
     # b4x16 rows are whole bytes: an even box_dims[0] (docs/decisions.md)
-    b4x16 = d.code == _ptx(DataType.U4_ALIGN8B)
     rule(d.tiled & b4x16 & d.box[0][0], ErrorCode.BOX_PACKED)
     # im2col maps: corners in the rank's range (rank - 2 of them), then a box of non-zero
     # area (im2col-wide maps: one)
@@ -125,7 +152,7 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
         for r, bit in zip(CORNER_RANGES, outside):
             broken = broken | (rank_is(d, r) & bit)
         rule(d.im2col & broken, ErrorCode.CORNER_RANGE)
-    for i in range(3):
+    for i in range(SPATIAL):
         corner_used = Mux(d.im2col, rank_above(d, i + 2), i == 0)
         rule(~d.tiled & corner_used & (d.corner_area[i] <= 0), ErrorCode.CORNER_AREA)
     rule(~d.tiled & align16b & (d.channels != 128), ErrorCode.CHANNELS_RANGE)
@@ -133,14 +160,17 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
          ErrorCode.BOX_INNER_BYTES)
     rule(~d.tiled & b4x16 & d.channels[0], ErrorCode.CHANNELS_RANGE)
     rule(d.wide & (d.interleave != Interleave.NONE), ErrorCode.WIDE_INTERLEAVE)
-    rule(d.wide & ~_in_set(swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
+    rule(d.wide & ~_in_set(d.swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
          ErrorCode.WIDE_SWIZZLE)
-    # swizzle rules (model/tensormap.py _validate_swizzle)
+
+
+def _swizzle_rules(rule, d):
+    """The swizzle's rules (model/tensormap.py ``_validate_swizzle``)."""
+    swizzle = d.swizzle
     rule((d.interleave == Interleave.B32) & (swizzle != Swizzle.B32), ErrorCode.INTERLEAVE_SWIZZLE)
     rule((d.code == _ptx(DataType.U6_ALIGN16B)) & (d.interleave != Interleave.NONE), ErrorCode.PACKED_INTERLEAVE)
     rule((swizzle == Swizzle.B96) & (d.interleave != Interleave.NONE), ErrorCode.SWIZZLE_96B)
-    span = Array(Const(v, 8) for v in (0, 32, 64, 128, 96, 0, 0, 0))[d.swizzle_mode]
-    rule((d.interleave == Interleave.NONE) & (swizzle != Swizzle.NONE) & (d.row_bytes > span),
+    rule((d.interleave == Interleave.NONE) & (swizzle != Swizzle.NONE) & (d.row_bytes > swizzle_span(d.swizzle_mode)),
          ErrorCode.SWIZZLE_SPAN)
     for dtype, sets in PACKED_SWIZZLES.items():
         allowed = sets["load"] | sets["store"]
@@ -148,10 +178,14 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
         rule((d.code == _ptx(dtype)) & broken, ErrorCode.PACKED_SWIZZLE)
     rule(d.fill_nan & (~d.is_float | d.packed), ErrorCode.OOB_NAN_TYPE)
 
-    # -- the request's rules (model/request.py validate_request) ---------------------------
+
+def _request_rules(rule, d, req, kinds):
+    """The request's rules (model/request.py ``validate_request``): its mode and
+    operation against the map, its coordinates, then the rules of each mode."""
     op, mode = req.operation.as_value(), req.mode.as_value()      # compared with the model's numbers
     load_side = (op == Operation.LOAD) | (op == Operation.PREFETCH)
     writes = ~load_side
+    swizzle = d.swizzle
     rule(mode > AccessMode.IM2COL_W_128, ErrorCode.ENUM_RANGE)
     modes_ok = Mux(load_side, _in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
                                                AccessMode.IM2COL_W, AccessMode.IM2COL_W_128]),
@@ -164,10 +198,9 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
     rule(gather & ~rank_is(d, 2), ErrorCode.GATHER4_MAP)
     rule(gather & (d.box[1] != 1), ErrorCode.GATHER4_MAP)
     rule(gather & (d.interleave != Interleave.NONE), ErrorCode.GATHER4_MAP)
-    used = [gather | d.in_rank[i] for i in range(5)]
     negative = Const(0, 1)
-    for i in range(5):
-        negative = negative | (used[i] & req.coordinates[i][31])
+    for coordinate, in_rank in zip(req.coordinates, d.in_rank):
+        negative = negative | ((gather | in_rank) & coordinate[-1])
     rule(writes & negative, ErrorCode.STORE_NEGATIVE_COORD)
     rule((op != Operation.LOAD) & (req.multicast_mask != 0), ErrorCode.MULTICAST_DIRECTION)
     rule((swizzle == Swizzle.B128_ATOM_32B_FLIP_8B) & (writes | kinds.wide),
@@ -183,11 +216,19 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
     rule((op == Operation.REDUCE) & ~reduce_ok, ErrorCode.REDUCE_TYPE)
     align_log2 = smem_alignment_log2(swizzle)
     misaligned = Const(0, 1)
-    for bits in (4, 5, 6, 7):
+    for bits in sorted({smem_alignment(value).bit_length() - 1 for value in Swizzle}):
         misaligned = misaligned | ((align_log2 == bits) & (req.smem_address[:bits] != 0))
     rule((op != Operation.PREFETCH) & misaligned, ErrorCode.SMEM_ALIGN)
+    _im2col_request_rules(rule, d, req, kinds, load_side)
+
+
+def _im2col_request_rules(rule, d, req, kinds, load_side):
+    """The im2col modes' request rules: offsets in the rank's range (loads), corners that
+    do not pad (stores), the wide mode and its halo."""
+    writes = ~load_side
+    wide_mode = kinds.wide | kinds.wide128
     im2col_load = kinds.im2col & load_side
-    for i in range(3):
+    for i in range(SPATIAL):
         broken = Const(0, 1)
         for r, (low, high) in IM2COL_OFFSET_RANGES.items():
             if r - 2 > i:
@@ -195,7 +236,7 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
         rule(im2col_load & broken, ErrorCode.IM2COL_OFFSET_RANGE)
     im2col_store = kinds.im2col & writes
     corner_broken = Const(0, 1)
-    for i in range(3):
+    for i in range(SPATIAL):
         corner_broken = corner_broken | (rank_above(d, i + 2) & d.corners_pad[i])
     rule(im2col_store & corner_broken, ErrorCode.IM2COL_STORE_CORNER)
     wide_kind = Mux(kinds.wide, 0, 1)
@@ -203,15 +244,19 @@ def rule_list(d, req, kinds, extents, slot_valid, config):
     halo_max = Mux(kinds.wide, MAX_W_HALO[AccessMode.IM2COL_W], MAX_W_HALO[AccessMode.IM2COL_W_128])
     rule(wide_mode & (req.w_halo >= halo_max), ErrorCode.WHALO_RANGE)
 
-    # -- the unit's own limits (model/unit.py check_unit_limits) ---------------------------
-    return rules
+
+@bundle
+class SmemRoom:
+    """The part of SMEM_BOUNDS known before the box's byte count (:func:`smem_room`)."""
+    bytes: Value        # shared-memory bytes from the request's address on
+    past: Value         # the address is past the end
 
 
-def smem_room(req, config):
+def smem_room(req, config) -> SmemRoom:
     """The part of SMEM_BOUNDS known before the box's byte count: the bytes of shared
     memory from the request's address on, and whether the address is past the end."""
-    return SimpleNamespace(bytes=(config.smem_bytes - req.smem_address)[:config.smem_address_width + 1],
-                           past=req.smem_address > config.smem_bytes)
+    return SmemRoom(bytes=(config.smem_bytes - req.smem_address)[:config.smem_address_width + 1],
+                    past=req.smem_address > config.smem_bytes)
 
 
 def smem_overflows(req, box_bytes, room):

@@ -1,0 +1,113 @@
+"""The im2col pixel walk (PTX 5.5.4, 5.5.5; docs/architecture.md, "The pixel walk"): where
+a box's pixels are, found one step at a time by adds and compares only, never a division.
+
+A walk (``pixel_walk_layout``, set up by the front end from the descriptor and the
+request) gives each of tensor dimensions 1..4 a role: a spatial dimension steps by its
+traversal stride through ``[low, end)``, restarting at ``low`` and carrying into the next;
+N counts the carries; halo pixels follow each group of main pixels without restarting.
+A pixel state (:func:`pixel_state_layout`) is where the walk stands. The front end reads
+the walk's compares ahead (:func:`pixel_walk_ahead`), so the walker, which steps the
+state (:func:`pixel_step`), has no compare in series with a step.
+"""
+
+from amaranth.hdl import Signal, Mux, Cat, unsigned
+from amaranth.lib import data
+
+from .arith import less_than
+from .layouts import RADIX_WIDTH, SPATIAL, PIXEL_COORD, PIXEL_DIMENSIONS, HALO_WIDTH
+
+__all__ = ["pixel_state_layout", "pixel_walk_ahead", "first_pixel", "at_limit", "pixel_step", "pixel_coordinates"]
+
+HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
+
+
+def pixel_state_layout() -> data.StructLayout:
+    """Where the pixel walk stands: the main position (dimensions 1..4), and the halo."""
+    return data.StructLayout({
+        "position": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),
+        "halo_index": unsigned(HALO_WIDTH),     # 0: a main pixel; k: the k-th halo pixel
+        "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
+        "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
+        # spatial dimension i's position is at or past its limit: it restarts rather than
+        # steps. Kept beside the position, so a step reads a bit and not a compare; the
+        # same for the halo and group counts' compares
+        "wrap": unsigned(SPATIAL),
+        "in_halo": 1,           # halo_index != 0
+        "halo_more": 1,         # halo_index != the walk's halo: another halo pixel follows
+        "group_end": 1,         # group_index == the walk's group_last
+    })
+
+
+def pixel_walk_ahead(walk, target):
+    """Assignments that set the pixel walk ``target``'s read-ahead fields
+    (``pixel_walk_layout``) from the walk ``walk``: per spatial dimension ``limit -
+    stride`` and whether ``low`` and ``start`` are at or past the limit. The front end
+    makes them a stage before the job register, so the walker has no compare in series
+    with a pixel step nor with a job's load (:func:`pixel_step`)."""
+    return ([target.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
+            + [target.low_wraps.eq(at_limit(walk, walk.low)), target.start_wraps.eq(at_limit(walk, walk.start)),
+               target.has_halo.eq(walk.halo != 0), target.halo_less_one.eq(walk.halo - 1),
+               target.group_single.eq(walk.group_last == 0), target.group_before_last.eq(walk.group_last - 1)])
+
+
+def first_pixel(state, walk):
+    """Assignments that set the pixel state ``state`` to the first of the walk ``walk``
+    (its read-ahead fields set): the start position, no halo, the group's first pixel."""
+    return ([state.eq(0), state.wrap.eq(walk.start_wraps), state.halo_more.eq(walk.has_halo),
+             state.group_end.eq(walk.group_single)]
+            + [state.position[i].eq(walk.start[i]) for i in range(PIXEL_DIMENSIONS)])
+
+
+def at_limit(walk, positions):
+    """Per spatial dimension, whether ``positions[i]`` is at or past the walk's limit (a
+    pixel state's ``wrap`` bits)."""
+    return Cat(~less_than(positions[i], walk.limit[i]) for i in range(SPATIAL))
+
+
+def pixel_step(m, state, walk, name):
+    """The pixel after ``state`` in the walk ``walk`` (``pixel_walk_layout``, its
+    read-ahead fields set), as a new signal named ``name``: a halo pixel while the
+    group's halo lasts, else the next main position (W steps; a restart carries into H,
+    D, then N).
+
+    A count that holds while another moves adds zero rather than being picked beside its
+    step: a multiplexer with a register's own value on one side becomes that register's
+    enable in Yosys, and the pixel registers' enable would be the whole step's logic,
+    one net to some 150 flip-flops (docs/fpga.md, "Clock speed")."""
+    after = Signal(pixel_state_layout(), name=name)
+    in_halo, group_end = state.in_halo, state.group_end
+    to_halo = Mux(in_halo, state.halo_more, group_end & walk.has_halo)
+    carry = ~to_halo
+    for i in range(PIXEL_DIMENSIONS):
+        position = state.position[i]
+        moves = carry & (walk.walks[i] | walk.counts[i])
+        stepped = position + Mux(moves, walk.stride[i], 0)
+        passes = ~walk.counts[i]
+        if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
+            wrap = state.wrap[i]
+            restarts = walk.walks[i] & wrap
+            stepped = Mux(moves & restarts, walk.low[i], stepped)
+            passes = passes & (~walk.walks[i] | wrap)
+            # the next position's wrap bit, decided beside the step, not after it
+            next_wrap = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
+            m.d.comb += after.wrap[i].eq(Mux(moves, next_wrap, wrap))
+        m.d.comb += after.position[i].eq(stepped)
+        carry = carry & passes
+    # the halo and group bits of the next state, from compares with the current one's
+    # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
+    restarts_group = ~to_halo & (in_halo | group_end)
+    m.d.comb += [
+        after.halo_index.eq(Mux(to_halo, state.halo_index + 1, 0)),
+        after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
+        after.group_index.eq(Mux(restarts_group, 0, state.group_index + ~to_halo)),
+        after.in_halo.eq(to_halo),
+        after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
+        after.group_end.eq(Mux(to_halo, group_end,
+                               Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))),
+    ]
+    return after
+
+
+def pixel_coordinates(state):
+    """The coordinates (dimensions 1..4) the pixel ``state`` reads."""
+    return [state.position[0] + state.halo_offset] + [state.position[i] for i in range(1, PIXEL_DIMENSIONS)]
