@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 from functools import reduce
 
-from amaranth.hdl import Module, Signal, Cat, Const, Mux, unsigned
+from amaranth.hdl import Module, Signal, Cat, Const, Mux, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -30,11 +30,11 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
-from .layouts import DescriptorLayout
+from .layouts import DescriptorLayout, RequestLayout
 
-__all__ = ["DescriptorFile", "Register", "REGISTERS", "RESET", "SLOT_BASE", "SLOT_STRIDE", "SLOT_VALID_ADDRESS",
-           "descriptor_writes", "ID_VALUE",
-           "bus_addr_width"]
+__all__ = ["DescriptorFile", "SnapshotSignature", "ReportSignature", "BitField", "Register", "REGISTERS", "REGISTER",
+           "RESET", "SLOT_BASE",
+           "SLOT_STRIDE", "SLOT_VALID_ADDRESS", "descriptor_writes", "ID_VALUE", "bus_addr_width"]
 
 ID_VALUE = 0x544D4131          # "TMA1"
 SLOT_BASE = 0x400              # byte address of slot 0's word 0
@@ -43,22 +43,65 @@ WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
 
 
 @dataclass(frozen=True)
+class BitField:
+    """Bits ``[low + width - 1 : low]`` of a register."""
+    name: str
+    low: int
+    width: int
+    doc: str = ""
+
+    @property
+    def bits(self) -> str:
+        return f"[{self.low}]" if self.width == 1 else f"[{self.low + self.width - 1}:{self.low}]"
+
+
+@dataclass(frozen=True)
 class Register:
+    """A status register: its byte offset, access (``ro``, ``rw``, ``rw1c``), what it
+    holds, and its bit fields, if it has any (:meth:`pack`, :meth:`unpack`)."""
     name: str
     offset: int
-    access: str         # "ro", "rw", "rw1c"
+    access: str
     doc: str
+    fields: tuple[BitField, ...] = ()
+
+    @property
+    def contents(self) -> str:
+        """What docs/registers.md says it holds."""
+        fields = "; ".join(f"{f.bits} {f.name}" + (f": {f.doc}" if f.doc else "") for f in self.fields)
+        return "; ".join(part for part in (fields, self.doc) if part)
+
+    def pack(self, **values):
+        """The register's word from its fields' values: Amaranth values (a ``Cat``, the
+        bits between fields 0) or ints."""
+        fields = sorted(self.fields, key=lambda f: f.low)
+        if all(isinstance(values[f.name], int) for f in fields):
+            return sum((values[f.name] & ((1 << f.width) - 1)) << f.low for f in fields)
+        parts, at = [], 0
+        for f in fields:
+            parts += [Const(0, f.low - at)] if f.low > at else []
+            parts.append(Value.cast(values[f.name])[:f.width])
+            at = f.low + f.width
+        return Cat(*parts, Const(0, 32 - at))
+
+    def unpack(self, word: int) -> dict:
+        """The fields' values of a word read from the register."""
+        return {f.name: word >> f.low & ((1 << f.width) - 1) for f in self.fields}
 
 
 REGISTERS: tuple[Register, ...] = (
     Register("ID", 0x000, "ro", "0x544D4131, 'TMA1'"),
-    Register("CONFIG", 0x004, "ro", "[3:0] lanes, [11:4] slots - 1, [18:12] address_width, [23:19] id_width - 1"),
+    Register("CONFIG", 0x004, "ro", "", (
+        BitField("lanes", 0, 4), BitField("slots_less_one", 4, 8, "slots - 1"),
+        BitField("address_width", 12, 7), BitField("id_width_less_one", 19, 5, "id_width - 1"))),
     Register("SMEM_BYTES", 0x008, "ro", "shared-memory bytes the unit may write"),
-    Register("STATUS", 0x00C, "rw1c", "[0] ERROR: a rejection's completion was taken since the last clear "
-             "(write 1 to clear [0], [15:8] and [31:16]); [1] BUSY: a request accepted whose completion is not "
-             "taken yet (1 from the cycle after the accept to the cycle of the take); [15:8] LAST_ERROR: code "
-             "of the last rejection taken (docs/errors.md); [31:16] ERROR_COUNT: rejections taken, saturating"),
-    Register("ERROR_ID", 0x010, "ro", "[15:0] request id of the last rejection taken"),
+    Register("STATUS", 0x00C, "rw1c", "a 1 written to bit 0 clears ERROR, LAST_ERROR and ERROR_COUNT", (
+        BitField("ERROR", 0, 1, "a rejection's completion was taken since the last clear"),
+        BitField("BUSY", 1, 1, "a request accepted whose completion is not taken yet (1 from the cycle after "
+                 "the accept to the cycle of the take)"),
+        BitField("LAST_ERROR", 8, 8, "code of the last rejection taken (docs/errors.md)"),
+        BitField("ERROR_COUNT", 16, 16, "rejections taken, saturating"))),
+    Register("ERROR_ID", 0x010, "ro", "", (BitField("request_id", 0, 16, "the request id of the last rejection taken"),)),
     Register("COMPLETED", 0x014, "ro", "completions taken (valid and ready on the completion stream), ok or "
              "error (wraps at 2^32)"),
     Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
@@ -80,9 +123,10 @@ RESET: tuple[tuple[str, str], ...] = (
     ("a bus access not yet answered",
      "dropped, and done again from its start after reset (the master still holds its strobe): answered once"),
 )
-_BY_NAME = {r.name: r for r in REGISTERS}
+#: Each register by name.
+REGISTER = {r.name: r for r in REGISTERS}
 _INDEX = {r.name: i for i, r in enumerate(REGISTERS)}
-SLOT_VALID_ADDRESS = _BY_NAME["SLOT_VALID"].offset
+SLOT_VALID_ADDRESS = REGISTER["SLOT_VALID"].offset
 
 
 def descriptor_writes(slot: int, image: bytes) -> list[tuple[int, int]]:
@@ -100,20 +144,61 @@ def bus_addr_width(config: UnitConfig) -> int:
     return max(1, (top // 4 - 1).bit_length())
 
 
+class SnapshotSignature(wiring.Signature):
+    """A request's read of its descriptor slot, from the reader's side: ``slot`` and
+    ``en`` in the cycle the request is accepted; ``data`` (the 1024-bit image) and
+    ``valid`` (the slot's SLOT_VALID bit then) from the next cycle."""
+
+    def __init__(self):
+        super().__init__({"slot": Out(RequestLayout["slot"].shape), "en": Out(1),
+                          "data": In(DescriptorLayout), "valid": In(1)})
+
+
+class ReportSignature(wiring.Signature):
+    """What the unit tells its status registers, from the unit's side: ``taken`` for each
+    completion taken at the unit's port (valid and ready), with its ``code`` (0 ok, else
+    the error code) and ``request_id``; ``busy``, a request accepted whose completion is
+    not taken yet (STATUS.BUSY)."""
+
+    def __init__(self, config: UnitConfig):
+        super().__init__({"taken": Out(1), "code": Out(8), "request_id": Out(config.id_width), "busy": Out(1)})
+
+
+@dataclass
+class _Status:
+    """The status registers' state (:data:`REGISTERS`)."""
+    slot_valid: Signal
+    written: Signal         # slot s has had a bus write since reset
+    error: Signal           # STATUS.ERROR
+    last_error: Signal
+    error_count: Signal
+    errors_full: Signal     # error_count is 0xFFFF: it saturates
+    error_id: Signal
+    completed: Signal
+
+
+@dataclass
+class _Access:
+    """A bus access in flight: its decode (registered in the strobe's cycle), the cycle
+    acting on it (``pending``), a slot read's two cycles (``reading``, ``picked``), and
+    the answer registered for the bus."""
+    decoded: Signal
+    pending: Signal
+    reading: Signal
+    picked: Signal
+    ack: Signal
+    err: Signal
+    answer: Signal
+
+
 class DescriptorFile(wiring.Component):
     """Tensor-map slots and status registers.
 
     Ports
     -----
     bus : Wishbone target
-    snap_slot, snap_en : in
-        Read slot ``snap_slot`` when ``snap_en``; ``snap_data`` and ``snap_valid`` hold it
-        from the next cycle.
-    report : in
-        Strobe with ``report_code`` (0 ok, else an error code) and ``report_id`` for each
-        completion taken from the unit (the completion stream's valid and ready).
-    busy : in
-        A request has been accepted whose completion is not taken yet (STATUS.BUSY).
+    snapshot : :class:`SnapshotSignature` in: a request's read of its slot
+    report : :class:`ReportSignature` in: completions taken, and BUSY
     """
 
     def __init__(self, config: UnitConfig):
@@ -121,61 +206,55 @@ class DescriptorFile(wiring.Component):
         self.slot_width = max(1, (config.slots - 1).bit_length())
         super().__init__({
             "bus": In(WishboneSignature(bus_addr_width(config))),
-            "snap_slot": In(8),
-            "snap_en": In(1),
-            "snap_data": Out(DescriptorLayout),
-            "snap_valid": Out(1),
-            "report": In(1),
-            "report_code": In(8),
-            "report_id": In(config.id_width),
-            "busy": In(1),
+            "snapshot": In(SnapshotSignature()),
+            "report": In(ReportSignature(config)),
         })
 
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        bus = self.bus
-
         m.submodules.mem = mem = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[])
-        write = mem.write_port(granularity=8)
-        bus_read = mem.read_port()
+        status = _Status(slot_valid=Signal(config.slots, name="slot_valid"),
+                         written=Signal(config.slots, name="written"), error=Signal(name="status_error"),
+                         last_error=Signal(8, name="last_error"), error_count=Signal(16, name="error_count"),
+                         errors_full=Signal(name="errors_full"), error_id=Signal(16, name="error_id"),
+                         completed=Signal(32, name="completed"))
         snap_read = mem.read_port()
+        self._snapshot_port(m, snap_read, status)
+        access = self._decode_access(m)
+        self._slot_access(m, mem, access, status)
+        self._register_access(m, access, status)
+        self._count_completions(m, status)
+        return m
 
-        slot_valid = Signal(config.slots)
-        written = Signal(config.slots)      # slot s has had a bus write since reset
-        status_error = Signal()
-        last_error = Signal(8)
-        error_count = Signal(16)
-        errors_full = Signal()          # error_count is 0xFFFF: it saturates
-        error_id = Signal(16)
-        completed = Signal(32)
-
-        # -- snapshot port --------------------------------------------------------------
-        snap_in_range = self.snap_slot < config.slots
+    def _snapshot_port(self, m, read, status):
+        """A request's slot, read when it is accepted, with its SLOT_VALID bit."""
+        snapshot = self.snapshot
         m.d.comb += [
-            snap_read.addr.eq(self.snap_slot[:self.slot_width]),
-            snap_read.en.eq(self.snap_en),
-            self.snap_data.eq(snap_read.data),
+            read.addr.eq(snapshot.slot[:self.slot_width]),
+            read.en.eq(snapshot.en),
+            snapshot.data.eq(read.data),
         ]
-        with m.If(self.snap_en):
-            m.d.sync += self.snap_valid.eq(snap_in_range & (slot_valid >> self.snap_slot[:self.slot_width])[0])
+        with m.If(snapshot.en):
+            m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots)
+                                          & (status.slot_valid >> snapshot.slot[:self.slot_width])[0])
 
-        # -- bus decode -----------------------------------------------------------------
-        # The strobe's cycle registers the address decode (the compares), the next acts
-        # on it and registers the answer, which is on the bus in the third; a slot read
-        # takes two more, for the slot memory's read register and for the word picked
-        # from its 32 (a register of its own). So no path runs from the address through
-        # the compares into the write enables, the read multiplexers or the answer
-        # (docs/fpga.md, "Clock speed"); the bus is for set-up, and its rate does not
-        # matter.
+    def _decode_access(self, m) -> _Access:
+        """The strobe's cycle registers the address decode (the compares), the next acts
+        on it and registers the answer, which is on the bus in the third; a slot read
+        takes two more, for the slot memory's read register and for the word picked from
+        its 32 (a register of its own). So no path runs from the address through the
+        compares into the write enables, the read multiplexers or the answer (docs/fpga.md,
+        "Clock speed"); the bus is for set-up, and its rate does not matter."""
+        config, bus = self.config, self.bus
         byte_addr = Cat(Const(0, 2), bus.adr)
-        pending, reading, picked = Signal(name="pending"), Signal(name="reading"), Signal(name="picked")
-        start = bus.cyc & bus.stb & ~pending & ~reading & ~picked & ~bus.ack & ~bus.err
+        access = _Access(decoded=Signal(data.StructLayout({"in_slots": 1, "slot": self.slot_width, "word": 5,
+                                                           "hits": len(REGISTERS), "we": 1}), name="decoded"),
+                         pending=Signal(name="pending"), reading=Signal(name="reading"), picked=Signal(name="picked"),
+                         ack=Signal(name="ack"), err=Signal(name="err"), answer=Signal(32, name="answer"))
+        start = bus.cyc & bus.stb & ~access.pending & ~access.reading & ~access.picked & ~bus.ack & ~bus.err
         slot_offset = byte_addr - SLOT_BASE
-        decoded = Signal(data.StructLayout({
-            "in_slots": 1, "slot": self.slot_width, "word": 5,
-            "hits": len(REGISTERS), "we": 1,
-        }))
+        decoded = access.decoded
         with m.If(start):
             m.d.sync += [
                 decoded.in_slots.eq((byte_addr >= SLOT_BASE) & (byte_addr < SLOT_BASE + config.slots * SLOT_STRIDE)),
@@ -184,15 +263,18 @@ class DescriptorFile(wiring.Component):
                 decoded.hits.eq(Cat(byte_addr == r.offset for r in REGISTERS)),
                 decoded.we.eq(bus.we),
             ]
-        m.d.sync += [pending.eq(start), reading.eq(0), picked.eq(reading)]
+        m.d.sync += [access.pending.eq(start), access.reading.eq(0), access.picked.eq(access.reading),
+                     bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
+        return access
 
-        def hit(name):
-            return decoded.hits[_INDEX[name]]
-
-        # a slot write is registered: the decode's flip-flops, not logic, drive the write
-        # enables of the 450 LUT RAM cells spread over the chip. It lands as its ack is on
-        # the bus; the slot was marked invalid a cycle before, so no request can take the
-        # slot's old contents for valid in between.
+    def _slot_access(self, m, mem, access, status):
+        """A slot word written or read. A slot write is registered: the decode's
+        flip-flops, not logic, drive the write enables of the 450 LUT RAM cells spread over
+        the chip. It lands as its ack is on the bus; the slot was marked invalid a cycle
+        before, so no request can take the slot's old contents for valid in between."""
+        bus, decoded = self.bus, access.decoded
+        write = mem.write_port(granularity=8)
+        bus_read = mem.read_port()
         write_en = Signal(len(write.en))
         write_slot = Signal.like(decoded.slot)
         write_data = Signal(32)
@@ -203,77 +285,86 @@ class DescriptorFile(wiring.Component):
             write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
             write.en.eq(write_en),
         ]
-        ack, err, answer = Signal(name="ack"), Signal(name="err"), Signal(32, name="answer")
-        m.d.sync += [bus.ack.eq(ack), bus.err.eq(err), bus.dat_r.eq(answer)]
+        slot_word = Signal(32)
+        with m.If(access.reading):
+            m.d.sync += slot_word.eq(bus_read.data.word_select(decoded.word, 32))
+        with m.If(access.picked):
+            m.d.comb += [access.ack.eq(1), access.answer.eq(slot_word)]
+        with m.If(access.pending & decoded.in_slots):
+            m.d.comb += access.ack.eq(decoded.we)
+            with m.If(decoded.we):
+                m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
+                             write_data.eq(bus.dat_w)]
+                slot_bit = Const(1, self.config.slots) << decoded.slot
+                m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit), status.written.eq(status.written | slot_bit)]
+            with m.Else():
+                m.d.comb += bus_read.en.eq(1)
+                m.d.sync += access.reading.eq(1)
+
+    def _register_access(self, m, access, status):
+        """A status register written or read; a write to a read-only register or to no
+        register is answered ERR and changes nothing."""
+        bus, decoded = self.bus, access.decoded
+
+        def hit(name):
+            return decoded.hits[_INDEX[name]]
 
         def masked(old, new):
             """``new`` where ``sel`` enables a byte, ``old`` elsewhere (32 bits)."""
-            return Cat(*(Mux(bus.sel[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(4)))
+            return Cat(*(Mux(bus.sel[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(len(bus.sel))))
 
-        values = self._register_values(slot_valid, status_error, last_error, error_count, error_id, completed)
+        values = self._register_values(status)
         # the offsets are distinct, so at most one register is hit: an AND-OR multiplexer
         # with no priority chain behind it
         known = Cat(hit(name) for name in values).any()
         read_value = reduce(operator.or_, (Mux(hit(name), value, 0) for name, value in values.items()))
-        slot_word = Signal(32)
-        with m.If(reading):
-            m.d.sync += slot_word.eq(bus_read.data.word_select(decoded.word, 32))
-        with m.If(picked):
-            m.d.comb += [ack.eq(1), answer.eq(slot_word)]
-        with m.If(pending):
-            with m.If(decoded.in_slots):
-                m.d.comb += ack.eq(decoded.we)
-                with m.If(decoded.we):
-                    m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
-                                 write_data.eq(bus.dat_w)]
-                    slot_bit = Const(1, config.slots) << decoded.slot
-                    m.d.sync += [slot_valid.eq(slot_valid & ~slot_bit), written.eq(written | slot_bit)]
-                with m.Else():
-                    m.d.comb += bus_read.en.eq(1)
-                    m.d.sync += reading.eq(1)
-            with m.Elif(decoded.we):
+        with m.If(access.pending & ~decoded.in_slots):
+            with m.If(decoded.we):
                 with m.If(hit("STATUS")):
-                    m.d.comb += ack.eq(1)
+                    m.d.comb += access.ack.eq(1)
                     with m.If(bus.sel[0] & bus.dat_w[0]):
-                        m.d.sync += [status_error.eq(0), last_error.eq(0), error_count.eq(0), errors_full.eq(0)]
+                        m.d.sync += [status.error.eq(0), status.last_error.eq(0), status.error_count.eq(0),
+                                     status.errors_full.eq(0)]
                 with m.Elif(hit("SLOT_VALID")):
-                    m.d.comb += ack.eq(1)
+                    m.d.comb += access.ack.eq(1)
                     # only a slot written since reset can be valid; this keeps SLOT_VALID
                     # within `written`, so the snapshot needs no test of its own
-                    m.d.sync += slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w) & written)
+                    m.d.sync += status.slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w) & status.written)
                 with m.Else():
-                    m.d.comb += err.eq(1)               # read-only or unmapped
+                    m.d.comb += access.err.eq(1)               # read-only or unmapped
             with m.Else():
-                m.d.comb += [ack.eq(known), err.eq(~known), answer.eq(read_value)]
+                m.d.comb += [access.ack.eq(known), access.err.eq(~known), access.answer.eq(read_value)]
 
-        # -- status: every completion taken counts; a rejection sets the sticky error -----
-        # the report is registered first: it is the completion stream's handshake, whose
-        # ready comes from outside the unit and whose payload from the completion queue
-        # across the chip (docs/fpga.md, "Clock speed"), and the counts may lag it by a
-        # cycle (whether it is an error decided before that register, and whether the
-        # error count is full kept beside the count, so neither is a compare behind it).
-        # A read strobed in the cycle after the take acts a cycle later still, so it finds
-        # the completion counted.
-        report = Signal(data.StructLayout({"valid": 1, "error": 1, "code": 8, "id": config.id_width}))
-        m.d.sync += [report.valid.eq(self.report), report.error.eq(self.report_code != 0),
-                     report.code.eq(self.report_code), report.id.eq(self.report_id)]
+    def _count_completions(self, m, status):
+        """Every completion taken counts; a rejection sets the sticky error. The report is
+        registered first: it is the completion stream's handshake, whose ready comes from
+        outside the unit and whose payload from the completion queue across the chip
+        (docs/fpga.md, "Clock speed"), and the counts may lag it by a cycle (whether it is
+        an error decided before that register, and whether the error count is full kept
+        beside the count, so neither is a compare behind it). A read strobed in the cycle
+        after the take acts a cycle later still, so it finds the completion counted."""
+        report = Signal(data.StructLayout({"valid": 1, "error": 1, "code": 8, "id": self.config.id_width}))
+        m.d.sync += [report.valid.eq(self.report.taken), report.error.eq(self.report.code != 0),
+                     report.code.eq(self.report.code), report.id.eq(self.report.request_id)]
         with m.If(report.valid):
-            m.d.sync += completed.eq(completed + 1)
+            m.d.sync += status.completed.eq(status.completed + 1)
             with m.If(report.error):
-                m.d.sync += [status_error.eq(1), last_error.eq(report.code), error_id.eq(report.id)]
-                with m.If(~errors_full):
-                    m.d.sync += [error_count.eq(error_count + 1), errors_full.eq(error_count == 0xFFFE)]
-        return m
+                m.d.sync += [status.error.eq(1), status.last_error.eq(report.code), status.error_id.eq(report.id)]
+                with m.If(~status.errors_full):
+                    m.d.sync += [status.error_count.eq(status.error_count + 1),
+                                 status.errors_full.eq(status.error_count == 0xFFFE)]
 
-    def _register_values(self, slot_valid, status_error, last_error, error_count, error_id, completed):
+    def _register_values(self, status):
         config = self.config
         return {
             "ID": Const(ID_VALUE, 32),
-            "CONFIG": Const(config.lanes | (config.slots - 1) << 4 | config.address_width << 12
-                            | (config.id_width - 1) << 19, 32),
+            "CONFIG": Const(REGISTER["CONFIG"].pack(lanes=config.lanes, slots_less_one=config.slots - 1,
+                                                    address_width=config.address_width,
+                                                    id_width_less_one=config.id_width - 1), 32),
             "SMEM_BYTES": Const(config.smem_bytes, 32),
-            "STATUS": Cat(status_error, self.busy, Const(0, 6), last_error, error_count),
-            "ERROR_ID": error_id,
-            "COMPLETED": completed,
-            "SLOT_VALID": Cat(slot_valid, Const(0, 32))[:32],
+            "STATUS": REGISTER["STATUS"].pack(ERROR=status.error, BUSY=self.report.busy, LAST_ERROR=status.last_error,
+                                              ERROR_COUNT=status.error_count),
+            "ERROR_ID": REGISTER["ERROR_ID"].pack(request_id=status.error_id),
+            "COMPLETED": status.completed,
+            "SLOT_VALID": Cat(status.slot_valid, Const(0, 32))[:32],
         }

@@ -27,7 +27,7 @@ from ..model.errors import ErrorCode
 from ..model.layout import decode_descriptor
 from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
-from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE
+from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
 from ..rtl.validate import UNREACHABLE
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
@@ -70,7 +70,9 @@ class StatusMirror:
                 self.error_count = min(self.error_count + 1, 0xFFFF)
 
     def expected(self, valid_slots: int) -> dict:
-        return {"STATUS": int(self.error) | self.last_error << 8 | self.error_count << 16,
+        status = REGISTER["STATUS"].pack(ERROR=int(self.error), BUSY=0, LAST_ERROR=self.last_error,
+                                         ERROR_COUNT=self.error_count)
+        return {"STATUS": status,
                 "ERROR_ID": self.error_id, "COMPLETED": self.completed, "SLOT_VALID": valid_slots & self.written}
 
 

@@ -80,7 +80,7 @@ def registers_md() -> str:
         "| --- | --- | --- | --- |",
     ]
     for register in REGISTERS:
-        lines.append(f"| `{register.offset:#05x}` | {register.name} | {register.access} | {register.doc} |")
+        lines.append(f"| `{register.offset:#05x}` | {register.name} | {register.access} | {register.contents} |")
     lines += [
         f"| `{SLOT_BASE:#05x} + {SLOT_STRIDE:#x} * s + 4 * w` | SLOT[s].WORD[w] | rw | word w (0..31) of slot s's "
         "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s |",

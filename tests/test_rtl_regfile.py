@@ -88,11 +88,11 @@ def test_slot_valid_only_for_slots_written_since_reset():
     dut = DescriptorFile(CONFIG)
 
     async def snapshot_valid(ctx, slot):
-        ctx.set(dut.snap_slot, slot)
-        ctx.set(dut.snap_en, 1)
+        ctx.set(dut.snapshot.slot, slot)
+        ctx.set(dut.snapshot.en, 1)
         await ctx.tick()
-        ctx.set(dut.snap_en, 0)
-        return ctx.get(dut.snap_valid)
+        ctx.set(dut.snapshot.en, 0)
+        return ctx.get(dut.snapshot.valid)
 
     async def bench(ctx):
         await set_slot_valid(ctx, dut.bus, 0b1111)
@@ -121,12 +121,12 @@ def test_snapshot_reads_the_model_fields():
     async def bench(ctx):
         await write_descriptor(ctx, dut.bus, 2, image)
         await set_slot_valid(ctx, dut.bus, 0b0100)
-        ctx.set(dut.snap_slot, 2)
-        ctx.set(dut.snap_en, 1)
+        ctx.set(dut.snapshot.slot, 2)
+        ctx.set(dut.snapshot.en, 1)
         await ctx.tick()
-        ctx.set(dut.snap_en, 0)
-        assert ctx.get(dut.snap_valid) == 1
-        view = ctx.get(dut.snap_data)
+        ctx.set(dut.snapshot.en, 0)
+        assert ctx.get(dut.snapshot.valid) == 1
+        view = ctx.get(dut.snapshot.data)
         for name, offset, width, field in flat_fields():
             base = name.split("[")[0]
             value = getattr(view, base)
@@ -162,11 +162,11 @@ def test_reset_clears_the_status_and_the_written_bits_and_redoes_a_bus_access():
         bus = dut.bus
         await write_descriptor(ctx, bus, 1, image)
         await set_slot_valid(ctx, bus, 0b0010)
-        ctx.set(dut.report, 1)              # a rejection's completion taken
-        ctx.set(dut.report_code, ErrorCode.SLOT_INVALID)
-        ctx.set(dut.report_id, 0x77)
+        ctx.set(dut.report.taken, 1)        # a rejection's completion taken
+        ctx.set(dut.report.code, ErrorCode.SLOT_INVALID)
+        ctx.set(dut.report.request_id, 0x77)
         await ctx.tick()
-        ctx.set(dut.report, 0)
+        ctx.set(dut.report.taken, 0)
         assert await wb_read(ctx, bus, offset["COMPLETED"]) == 1
         assert await wb_read(ctx, bus, offset["ERROR_ID"]) == 0x77
         # a slot read (answered four cycles after its strobe), reset in its third cycle
