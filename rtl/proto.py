@@ -93,21 +93,34 @@ class PrototypeTop(wiring.Component):
 
         bus = bridge.bus
         word = bus.adr                          # word address, 30 bits
-        unit_words = 1 << bus_addr_width(config)
-        to_unit = word < unit_words
+        to_unit = word < (1 << bus_addr_width(config))
         proto_word = word - (PROTO_BASE >> 2)
         to_proto = (word >= (PROTO_BASE >> 2)) & (proto_word < PROTO_WORDS)
-
-        # -- the unit's own bus ------------------------------------------------------------
+        # the unit's own bus
         m.d.comb += [
             unit.bus.cyc.eq(bus.cyc & to_unit), unit.bus.stb.eq(bus.stb & to_unit), unit.bus.we.eq(bus.we),
             unit.bus.adr.eq(word), unit.bus.dat_w.eq(bus.dat_w), unit.bus.sel.eq(bus.sel),
         ]
+        clear = Signal()
+        readable = self._monitors(m, unit, clear)
+        proto_ack, proto_err, proto_data = self._proto_registers(m, unit, bus, to_proto, proto_word, readable, clear)
+        # anything else: err, one cycle later
+        other_err = Signal()
+        m.d.sync += other_err.eq(bus.cyc & bus.stb & ~to_unit & ~to_proto & ~other_err)
+        m.d.comb += [
+            bus.ack.eq(unit.bus.ack | proto_ack),
+            bus.err.eq(unit.bus.err | proto_err | other_err),
+            # the unit's answer is a register, as is its ack: no address compare on this path
+            bus.dat_r.eq(Mux(unit.bus.ack, unit.bus.dat_r, proto_data)),
+        ]
+        return m
 
-        # -- monitors: every beat and completion is taken the cycle it is offered ----------
+    @staticmethod
+    def _monitors(m, unit, clear) -> dict:
+        """Every beat and completion is taken the cycle it is offered, and counted; returns
+        the monitors' registers by name (:data:`PROTO_REGISTERS`)."""
         beats, checksum, completions, last, total = (Signal(32, name=n) for n in
                                                      ("beats", "checksum", "completions", "last", "total"))
-        clear = Signal()
         m.d.comb += [unit.beats.ready.eq(1), unit.completions.ready.eq(1)]
         running = checksum
         for lane in unit.beats.payload.lanes:
@@ -123,22 +136,23 @@ class PrototypeTop(wiring.Component):
                 done = unit.completions.payload
                 m.d.sync += [completions.eq(completions + 1), last.eq(Cat(done.request_id, done.status)),
                              total.eq(total + done.transaction_bytes)]
+        return {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions, "LAST_COMPLETION": last,
+                "BYTES": total}
 
-        # -- request staging and push -------------------------------------------------------
+    @staticmethod
+    def _proto_registers(m, unit, bus, to_proto, proto_word, readable, clear):
+        """The request staging words, PUSH and CLEAR, and the monitors' reads. Like the
+        unit's own registers (rtl/regfile.py): the strobe's cycle registers the decode,
+        the next acts on it and registers the answer, on the bus a cycle later. Returns
+        the answer's (ack, err, data) registers."""
         staged = Signal(REQUEST_WORDS * 32)
         pushing = Signal()
         m.d.comb += [unit.requests.valid.eq(pushing), unit.requests.payload.eq(staged[:unit.requests.payload.shape().size])]
-
-        # -- the prototyping registers ------------------------------------------------------
-        # like the unit's own (rtl/regfile.py): the strobe's cycle registers the decode, the
-        # next acts on it and registers the answer, on the bus a cycle later
-        proto_ack, proto_err, proto_data = Signal(), Signal(), Signal(32)
+        proto_ack, proto_err, proto_data = Signal(name="proto_ack"), Signal(name="proto_err"), Signal(32, name="proto_data")
         pending = Signal()
         start = bus.cyc & bus.stb & to_proto & ~pending & ~proto_ack & ~proto_err & ~pushing
         byte_offset = Cat(Const(0, 2), proto_word[:(PROTO_WORDS - 1).bit_length()])
         request_words = [_offset("REQUEST") + 4 * i for i in range(REQUEST_WORDS)]
-        readable = {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions,
-                    "LAST_COMPLETION": last, "BYTES": total}
         # the words a read answers with, by offset: the staged request's, then the monitors
         words = {**{offset: staged[32 * i:32 * i + 32] for i, offset in enumerate(request_words)},
                  **{_offset(name): value for name, value in readable.items()}}
@@ -169,17 +183,7 @@ class PrototypeTop(wiring.Component):
             with m.If(bus.we):
                 for i, offset in enumerate(request_words):
                     with m.If(hit[offset]):
-                        for b in range(4):
+                        for b in range(len(bus.sel)):
                             with m.If(bus.sel[b]):
                                 m.d.sync += staged[32 * i + 8 * b:32 * i + 8 * b + 8].eq(bus.dat_w[8 * b:8 * b + 8])
-
-        # -- anything else: err, one cycle later -------------------------------------------
-        other_err = Signal()
-        m.d.sync += other_err.eq(bus.cyc & bus.stb & ~to_unit & ~to_proto & ~other_err)
-        m.d.comb += [
-            bus.ack.eq(unit.bus.ack | proto_ack),
-            bus.err.eq(unit.bus.err | proto_err | other_err),
-            # the unit's answer is a register, as is its ack: no address compare on this path
-            bus.dat_r.eq(Mux(unit.bus.ack, unit.bus.dat_r, proto_data)),
-        ]
-        return m
+        return proto_ack, proto_err, proto_data

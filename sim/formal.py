@@ -39,7 +39,7 @@ from amaranth.back import rtlil
 from amaranth.lib import data, wiring
 
 from ..model.config import UnitConfig
-from ..model.swizzle import SWIZZLE_XORS, swizzle, swizzle_repeat
+from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
 from ..rtl.datapath import BEAT_QUEUE, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
@@ -319,29 +319,42 @@ class _BusMaster:
                 m.d.sync += active.eq(0)
 
 
-class _LateAnswer(wiring.Component):
-    """A broken register file: every answer a cycle late."""
+class _Broken(wiring.Component):
+    """A broken variant of a block: the real block inside (``inner``, a submodule of that
+    name), with the same ports, which :meth:`wire` joins to it, changing one thing."""
 
-    def __init__(self, config):
-        self.inner = DescriptorFile(config)
-        super().__init__(self.inner.signature)
+    def __init__(self, inner):
+        self.inner = inner
+        super().__init__(inner.signature)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.inner = inner = self.inner
+        m.submodules.inner = self.inner
+        self.wire(m, self.inner)
+        return m
+
+    def wire(self, m, inner):
+        raise NotImplementedError
+
+
+class _LateAnswer(_Broken):
+    """A broken register file: every answer a cycle late."""
+
+    def __init__(self, config):
+        super().__init__(DescriptorFile(config))
+
+    def wire(self, m, inner):
         _pass_through(m, self, inner)
         for name in ("cyc", "stb", "we", "adr", "dat_w", "sel"):
             m.d.comb += getattr(inner.bus, name).eq(getattr(self.bus, name))
         m.d.sync += [self.bus.ack.eq(inner.bus.ack), self.bus.err.eq(inner.bus.err),
                      self.bus.dat_r.eq(inner.bus.dat_r)]
-        return m
 
 
 def _pass_through(m, outer, inner):
     """The register file's ports other than the bus, from a wrapper to the block in it."""
-    for name in ("snap_slot", "snap_en", "report", "report_code", "report_id", "busy"):
-        m.d.comb += getattr(inner, name).eq(getattr(outer, name))
-    m.d.comb += [outer.snap_data.eq(inner.snap_data), outer.snap_valid.eq(inner.snap_valid)]
+    wiring.connect(m, wiring.flipped(outer.snapshot), inner.snapshot)
+    wiring.connect(m, wiring.flipped(outer.report), inner.report)
 
 
 class BusAnswers(Elaboratable):
@@ -372,20 +385,17 @@ class BusAnswers(Elaboratable):
         return m
 
 
-class _Remapped(wiring.Component):
+class _Remapped(_Broken):
     """A broken register file: the master's address is changed on its way in."""
 
     def __init__(self, config, remap):
-        self.inner, self.remap = DescriptorFile(config), remap
-        super().__init__(self.inner.signature)
+        self.remap = remap
+        super().__init__(DescriptorFile(config))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.inner = inner = self.inner
+    def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.bus), inner.bus)
         m.d.comb += inner.bus.adr.eq(self.remap(self.bus))
         _pass_through(m, self, inner)
-        return m
 
 
 _STATE = ("slot_valid", "written", "status_error", "last_error", "error_count", "errors_full", "error_id",
@@ -426,7 +436,7 @@ class BusRefusedWriteChangesNothing(Elaboratable):
         probe = Probe(block)
         m.submodules.regfile = probe.fragment
         _free_inputs(m, block, skip=("bus",))
-        m.d.comb += Assume(~block.report)
+        m.d.comb += Assume(~block.report.taken)
         master = _BusMaster(m, block.bus, FORMAL_CONFIG)
         state = [_regfile_state(probe, block, name) for name in _STATE]
         began = [Signal.like(value, name=f"began_{name}") for value, name in zip(state, _STATE)]
@@ -463,24 +473,21 @@ class BusSlotWriteInvalidates(Elaboratable):
 
 # 1, 2. the datapath: its streams, its queues, one completion per record ------------------
 
-class _DatapathWrapper(wiring.Component):
+class _DatapathWrapper(_Broken):
     """A broken datapath: the real one inside, one thing changed at its ports."""
 
     def __init__(self, config, mutation):
-        self.inner, self.mutation = Datapath(config), mutation
-        super().__init__(self.inner.signature)
+        self.mutation = mutation
+        super().__init__(Datapath(config))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.inner = inner = self.inner
+    def wire(self, m, inner):
         toggle = Signal()
         m.d.sync += toggle.eq(~toggle)
-        m.d.comb += [inner.walk.eq(self.walk), inner.walk_valid.eq(self.walk_valid),
-                     self.issue_next.eq(inner.issue_next)]
+        wiring.connect(m, wiring.flipped(self.walk), inner.walk)
         wiring.connect(m, inner.beats, wiring.flipped(self.beats))
         wiring.connect(m, inner.completions, wiring.flipped(self.completions))
         if self.mutation == "credit_never_withheld":
-            m.d.comb += self.issue_next.eq(1)
+            m.d.comb += self.walk.credit.eq(1)
         elif self.mutation == "valid_drops":            # beats.valid falls every other cycle
             m.d.comb += [self.beats.valid.eq(inner.beats.valid & toggle),
                          inner.beats.ready.eq(self.beats.ready & toggle)]
@@ -488,7 +495,6 @@ class _DatapathWrapper(wiring.Component):
             m.d.comb += self.beats.payload.eq(inner.beats.payload.as_value() ^ toggle)
         elif self.mutation == "completion_taken_twice":  # the queue pops every other take
             m.d.comb += inner.completions.ready.eq(self.completions.ready & toggle)
-        return m
 
 
 class _HeadIgnoresRoom(Datapath):
@@ -505,8 +511,8 @@ class _HeadIgnoresRoom(Datapath):
 
 def _datapath(m, mutation):
     """The datapath (or a mutation of it) with the walker's side free but for the credit:
-    the walker emits a record (``walk_valid``) only in the cycle after one it held a
-    credit for (``issue_next`` two cycles earlier: the datapath's ``issue`` and the
+    the walker emits a record (``walk.valid``) only in the cycle after one it held a
+    credit for (``walk.credit`` two cycles earlier: the datapath's ``issue`` and the
     walker's own copy of it). Asserts the datapath's count of the records it holds
     (``held``: stages A0 to B2 and the beat queue), which the credit rests on."""
     _domain(m)
@@ -520,8 +526,8 @@ def _datapath(m, mutation):
     m.submodules.datapath = probe.fragment
     inside = "inner." if isinstance(block, _DatapathWrapper) else ""
     _free_inputs(m, block)
-    credit = _prior(m, _prior(m, block.issue_next, init=1, name="credit_issue"), name="credit")
-    m.d.comb += Assume(~block.walk_valid | credit)
+    credit = _prior(m, _prior(m, block.walk.credit, init=1, name="credit_issue"), name="credit")
+    m.d.comb += Assume(~block.walk.valid | credit)
     held = probe[f"{inside}held"]
     stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in ("a0", "a1", "a2", "a3", "b1", "b2")]
     level = probe[f"{inside}queue.level"]
@@ -594,8 +600,8 @@ class DatapathOneCompletionEach(Elaboratable):
         block, probe, inside = _datapath(m, self.mutation)
         width = FORMAL_CONFIG.id_width
         sent, taken = Signal(width), Signal(width)
-        carries = block.walk_valid & block.walk.has_completion
-        m.d.comb += Assume(block.walk.completion.request_id == sent)
+        carries = block.walk.valid & block.walk.record.has_completion
+        m.d.comb += Assume(block.walk.record.completion.request_id == sent)
         with m.If(carries):
             m.d.sync += sent.eq(sent + 1)
         take = block.completions.valid & block.completions.ready
@@ -608,23 +614,18 @@ class DatapathOneCompletionEach(Elaboratable):
 
 # 3. the walker: a job's records ------------------------------------------------------------
 
-class _ShortWalker(wiring.Component):
+class _ShortWalker(_Broken):
     """A broken walker: it makes one record fewer than the job's beat count."""
 
     def __init__(self, config):
-        self.inner = Walker(config)
-        super().__init__(self.inner.signature)
+        super().__init__(Walker(config))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.inner = inner = self.inner
+    def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.job), inner.job)
         beats = self.job.payload.beats
         m.d.comb += [inner.job.payload.beats.eq(Mux(beats > 1, beats - 1, beats)),
-                     inner.job.payload.one_beat.eq(beats <= 2),
-                     inner.issue_next.eq(self.issue_next), self.walk.eq(inner.walk),
-                     self.walk_valid.eq(inner.walk_valid)]
-        return m
+                     inner.job.payload.one_beat.eq(beats <= 2)]
+        wiring.connect(m, inner.walk, wiring.flipped(self.walk))
 
 
 class WalkerBeatCount(Elaboratable):
@@ -654,15 +655,15 @@ class WalkerBeatCount(Elaboratable):
         counts = [Signal(32, name=f"count{k}") for k in range(3)]
         held = Signal(range(4))
         seen = Signal(32)
-        record = block.walk_valid
-        done = record & block.walk.last
+        record, walked = block.walk.valid, block.walk.record
+        done = record & walked.last
         taken = job.valid & job.ready
         with m.If(record):
             m.d.comb += [
                 Assert(held != 0),
-                Assert(block.walk.last == (seen + 1 == counts[0])),
-                Assert(block.walk.has_completion == block.walk.last),
-                Assert(block.walk.beat_index == seen),
+                Assert(walked.last == (seen + 1 == counts[0])),
+                Assert(walked.has_completion == walked.last),
+                Assert(walked.beat_index == seen),
             ]
             m.d.sync += seen.eq(Mux(done, 0, seen + 1))
         m.d.comb += Assert(held <= 2)
@@ -679,7 +680,7 @@ class WalkerBeatCount(Elaboratable):
             probe = {name: walker[name]
                      for name in ("busy", "remaining", "last", "two_left", "free", "hold", "beat_index")}
             takes = [walker[f"take{k}"] for k in range(1 + JOB_LOAD_GROUPS)]
-            head_done = record & block.walk.last
+            head_done = record & walked.last
             walking = Mux(head_done, counts[1], counts[0])
             emitted = Mux(head_done, 0, seen + record)
             with m.If(probe["busy"]):
@@ -700,22 +701,18 @@ class WalkerBeatCount(Elaboratable):
 
 # 6. reset -----------------------------------------------------------------------------------
 
-class _ResetTakesRequests(wiring.Component):
+class _ResetTakesRequests(_Broken):
     """A broken unit: the request stream's ready is not cut in the reset cycle."""
 
     def __init__(self, config):
-        self.inner = TmaUnit(config)
-        super().__init__(self.inner.signature)
+        super().__init__(TmaUnit(config))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.inner = inner = self.inner
+    def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.bus), inner.bus)
         wiring.connect(m, wiring.flipped(self.requests), inner.requests)
         wiring.connect(m, inner.beats, wiring.flipped(self.beats))
         wiring.connect(m, inner.completions, wiring.flipped(self.completions))
         m.d.comb += self.requests.ready.eq(inner.requests.ready | ResetSignal())
-        return m
 
 
 _RESET_ZERO = ("slot_valid", "written", "status_error", "last_error", "error_count", "errors_full", "error_id",
@@ -810,21 +807,18 @@ class StreamValidIndependent:
 
 # 2. the front end: one job per request ---------------------------------------------------------
 
-class _FrontEndWrapper(wiring.Component):
+class _FrontEndWrapper(_Broken):
     """A broken front end: a job is offered again after it is taken (the walker sees a
     second copy of every job whose request id is odd), or (``payload_changes``) a bit of
     the job flips while it waits."""
 
     def __init__(self, config, mutation="job_offered_twice"):
-        self.inner, self.mutation = FrontEnd(config), mutation
-        super().__init__(self.inner.signature)
+        self.mutation = mutation
+        super().__init__(FrontEnd(config))
 
-    def elaborate(self, platform):
-        m = Module()
-        m.submodules.inner = inner = self.inner
+    def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.requests), inner.requests)
-        m.d.comb += [self.snap_slot.eq(inner.snap_slot), self.snap_en.eq(inner.snap_en),
-                     inner.snap_data.eq(self.snap_data), inner.snap_valid.eq(self.snap_valid)]
+        wiring.connect(m, inner.snapshot, wiring.flipped(self.snapshot))
         again = Signal()            # the second offer of the job just taken
         odd = inner.job.payload.beat.request_id[0]
         m.d.comb += [self.job.payload.eq(inner.job.payload), self.job.valid.eq(inner.job.valid),
@@ -836,7 +830,6 @@ class _FrontEndWrapper(wiring.Component):
             m.d.sync += toggle.eq(~toggle)
             m.d.comb += [self.job.payload.eq(inner.job.payload.as_value() ^ toggle),
                          inner.job.ready.eq(self.job.ready)]
-        return m
 
 
 class FrontEndOneJobEach(Elaboratable):

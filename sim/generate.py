@@ -19,6 +19,7 @@ from ..model import (AccessMode, DataType, Im2colWideMode, Interleave, L2Promoti
                      Operation, ReduceOp, Request, Swizzle, TensorMap, TYPE_INFO, encode_descriptor,
                      smem_alignment)
 from ..model.config import UnitConfig
+from ..model.gather import GATHER_ROWS
 from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, flat_fields, payload_width, unpack_payload
 from ..model.request import IM2COL_OFFSET_RANGES, REDUCE_TYPES
 from ..model.tensormap import CORNER_RANGES, PACKED_SWIZZLES
@@ -55,20 +56,27 @@ def _align(info, interleave):
     return 32 if (interleave == Interleave.B32 or info.align16b) else 16
 
 
-def tiled_case(draw, operations=(Operation.LOAD, Operation.STORE, Operation.PREFETCH),
-                max_rows=64, dtypes=tuple(DataType)):
-    """A legal (TensorMap, Request) pair for a tiled copy, often partly out of bounds."""
+def _operation_and_type(draw, operations, dtypes):
+    """An operation of ``operations``, an element type of ``dtypes`` it can copy, and the
+    reduce operation (ADD but for a reduction, one the type allows), drawn in that order;
+    and whether the operation writes global memory."""
     operation = draw.choice(operations)
     store = operation in (Operation.STORE, Operation.REDUCE)
     usable = [d for d in dtypes if not (store and d == DataType.U4_ALIGN16B)]
     if operation == Operation.REDUCE:
         usable = [d for d in usable if any(d in types for types in REDUCE_TYPES.values())]
     dtype = draw.choice(usable)
-    info = TYPE_INFO[dtype]
+    reduce_op = ReduceOp.ADD
     if operation == Operation.REDUCE:
-        op = draw.choice([o for o in ReduceOp if dtype in REDUCE_TYPES[o]])
-    else:
-        op = ReduceOp.ADD
+        reduce_op = draw.choice([o for o in ReduceOp if dtype in REDUCE_TYPES[o]])
+    return operation, store, dtype, reduce_op
+
+
+def tiled_case(draw, operations=(Operation.LOAD, Operation.STORE, Operation.PREFETCH),
+                max_rows=64, dtypes=tuple(DataType)):
+    """A legal (TensorMap, Request) pair for a tiled copy, often partly out of bounds."""
+    operation, store, dtype, op = _operation_and_type(draw, operations, dtypes)
+    info = TYPE_INFO[dtype]
     rank = draw.integers(1, 5)
     interleaves = [Interleave.NONE]
     if rank >= 3 and dtype != DataType.U6_ALIGN16B:
@@ -176,15 +184,7 @@ IM2COL_DTYPES = [d for d in DataType if d != DataType.U4_ALIGN8B]
 def im2col_case(draw, operations=(Operation.LOAD, Operation.PREFETCH, Operation.STORE), max_pixels=48):
     """A legal (TensorMap, Request) pair for an im2col copy (im2col_no_offs for stores and
     reductions)."""
-    operation = draw.choice(operations)
-    store = operation in (Operation.STORE, Operation.REDUCE)
-    usable = [d for d in IM2COL_DTYPES if not (store and d == DataType.U4_ALIGN16B)]
-    if operation == Operation.REDUCE:
-        usable = [d for d in usable if any(d in types for types in REDUCE_TYPES.values())]
-    dtype = draw.choice(usable)
-    reduce_op = ReduceOp.ADD
-    if operation == Operation.REDUCE:
-        reduce_op = draw.choice([o for o in ReduceOp if dtype in REDUCE_TYPES[o]])
+    operation, store, dtype, reduce_op = _operation_and_type(draw, operations, IM2COL_DTYPES)
     info = TYPE_INFO[dtype]
     rank = draw.integers(3, 5)
     if info.align16b:
@@ -286,7 +286,7 @@ def gather4_case(draw):
     column = draw.integers(low, dim0)
     if info.packed:
         column = 128 * draw.integers(0, dim0 // 128)
-    rows = [draw.integers(low, dims[1] + 1) for _ in range(4)]
+    rows = [draw.integers(low, dims[1] + 1) for _ in range(GATHER_ROWS)]
     operation, mode = (Operation.STORE, AccessMode.SCATTER4) if scatter else (Operation.LOAD, AccessMode.GATHER4)
     return tm, Request(operation, [column] + rows, smem_address=smem_alignment(swizzle) * draw.integers(0, 8),
                        mode=mode)
