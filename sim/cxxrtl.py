@@ -33,8 +33,8 @@ from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines,
-                     run_loop, run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, cxx_source, optimize_flags,
+                     payload_defines, run_loop, run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
            "PASSES", "compile_library"]
@@ -70,86 +70,14 @@ FAST = "-O3 -march=native"
 #: one evaluation would not settle.
 _DELTA_WARNING = "require delta cycles"
 
-_PORT_ACCESS = r"""
-#include <cstdint>
-#include <cstring>
-
-namespace {
-template<size_t N> void put(value<N> &v, const uint32_t *words) { std::memcpy(v.data, words, sizeof(v.data)); }
-template<size_t N> void take(const value<N> &v, uint32_t *words) { std::memcpy(words, v.data, sizeof(v.data)); }
-}
-
-// CXXRTL mangles port `a__b` to member `p_a____b`; the macros spell the Amaranth names.
-#define PORT(name) h->top.p_##name
-#define SET(name, v) PORT(name).set<uint32_t>(v)
-#define GET(name) PORT(name).get<uint32_t>()
-#define PUT(name, words) put(PORT(name), words)
-#define TAKE(name, words) take(PORT(name), words)
-#define SETTLE() step(h)
-#define RISE() do { SET(clk, 1); step(h); SET(clk, 0); step(h); } while (0)
-// One pass a cycle: the edge's pass computes the registers' next values and, from the
-// registers' present values and the inputs just set, the cycle's outputs (a registered
-// output is its present value; a combinational one is settled, no partition having a
-// loop). Partitions with nothing to do are skipped (sim/gating.py).
-#define EVALUATE() evaluate(h)
-#define EDGE() edge(h)
-"""
+#: The run loop's macros (:mod:`.native`) over the glue's ``struct Harness``
+#: (:func:`.gating.glue_source`): its ports, and its gated evaluation and edge.
+_PORT_ACCESS = cxx_source("cxxrtl_port_access.h")
 
 #: The waveform recorder: CXXRTL's VCD writer over every partition's debug items, sampled
 #: by the run loop after each cycle's evaluation (the values of the cycle, as they stand
 #: after the edge that began it), at the times :data:`.native.WINDOW` gives.
-_WAVEFORM = WINDOW + r"""
-#include <cerrno>
-#include <cstdio>
-#include <cxxrtl/cxxrtl_vcd.h>
-
-struct Wave {
-    debug_items items;
-    vcd_writer vcd;
-    value<1> clock;
-    FILE *file = nullptr;
-    Window window;
-
-    Wave(long long first, long long last) : window(first, last) {}
-    ~Wave() {
-        if (file) {
-            flush();
-            std::fclose(file);
-        }
-    }
-    int open(Harness *h, const char *path) {
-        file = std::fopen(path, "w");
-        if (file == nullptr)
-            return errno;
-        debug_info(h, items);
-        vcd.timescale(1, "ns");
-        // the partitions' clock inputs stand high from an evaluation to its edge: the
-        // waveform's clock is the recorder's own. Anonymous signals (Amaranth names them
-        // `$signal`, `$like`) are left out: a VCD name may not begin with `$`
-        vcd.add(items, [](const std::string &name, const debug_item &) {
-            bool clock = name.size() >= 4 && name.compare(name.size() - 4, 4, " clk") == 0;
-            return !clock && name.find(" $") == std::string::npos;
-        });
-        vcd.add("bench top clk", debug_item(clock));
-        return 0;
-    }
-    void flush() {
-        std::fwrite(vcd.buffer.data(), 1, vcd.buffer.size(), file);
-        vcd.buffer.clear();
-    }
-    void sample(Harness *, long long cycle) {
-        long long time;
-        if (!window.place(cycle, time))
-            return;
-        clock = value<1>{1u};
-        vcd.sample(time);
-        clock = value<1>{0u};
-        vcd.sample(time + PERIOD / 2);
-        if (vcd.buffer.size() > (1 << 20))
-            flush();
-    }
-};
-""" + WAVE_ABI
+_WAVEFORM = WINDOW + cxx_source("cxxrtl_waveform.h") + WAVE_ABI
 
 
 def write_cxxrtl(design, gated=()) -> str:

