@@ -5,10 +5,7 @@ from tma_unit.draw import cell_grid, swizzle_example
 from tma_unit.model import Swizzle
 from tma_unit.model.banks import conflicts, wavefronts
 
-# PTX 5.5.7, 128-byte swizzle: physical cell p of line r holds logical chunk TABLE[r][p]
-TABLE_128B = [[0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 3, 2, 5, 4, 7, 6], [2, 3, 0, 1, 6, 7, 4, 5],
-              [3, 2, 1, 0, 7, 6, 5, 4], [4, 5, 6, 7, 0, 1, 2, 3], [5, 4, 7, 6, 1, 0, 3, 2],
-              [6, 7, 4, 5, 2, 3, 0, 1], [7, 6, 5, 4, 3, 2, 1, 0]]
+from swizzle_tables import TABLE_128B
 
 
 def test_grid_follows_the_ptx_table():

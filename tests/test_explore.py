@@ -9,6 +9,7 @@ from tma_unit.cli import main
 from tma_unit.explore import Point, evaluate, explore, plot, write_csv, SM_BYTES_PER_CYCLE
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.errors import ErrorCode
+from tma_unit.model.timing import BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES
 from tma_unit.model.unit import check
 from tma_unit.workloads import WORKLOADS, workload
 
@@ -36,14 +37,16 @@ def test_a_workload_needing_more_slots_than_the_unit_has_is_refused():
 @pytest.mark.parametrize("lanes", [1, 2, 8])
 def test_back_to_back_gemm_tiles_run_at_the_lane_rate(lanes):
     """Derived from the pipeline's structure (docs/architecture.md): requests back to back
-    with whole-chunk rows keep one beat a cycle: the first beat leaves in cycle 11 + 1 + 8
-    = 20 (front end, job load, back end), the last in cycle 20 + beats - 1, its completion
-    2 cycles later, and the run ends a cycle after."""
+    with whole-chunk rows keep one beat a cycle: the first beat leaves after the front
+    end's registers, the walker's job load and the back end's steps, the last beats - 1
+    cycles later, its completion COMPLETION_LATENCY cycles after that, and the run ends
+    a cycle after."""
     rows = evaluate(Point(lanes, 8), ["gemm-cutlass-sm90"], synthesis="none")
     (row,) = rows
     beats = row.bytes // (16 * lanes)
     assert row.bytes == 64 * 2 * 128 * 128          # 64 k-steps of two 128 x 64 fp16 blocks
-    assert row.cycles == (11 + 1 + 8 + beats - 1) + 2 + 1
+    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
+    assert row.cycles == (first + beats - 1) + COMPLETION_LATENCY + 1
     assert row.bytes_per_cycle == round(row.bytes / row.cycles, 3)
     assert row.fraction_of_sm == round(row.bytes / row.cycles / SM_BYTES_PER_CYCLE, 4)
     assert row.luts is None and row.fmax_mhz is None

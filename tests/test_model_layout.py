@@ -5,7 +5,8 @@ from hypothesis import given, settings
 
 from tma_unit.model import (DataType, ErrorCode, MapKind, Swizzle, TensorMap, TmaError,
                             encode_descriptor, decode_descriptor, DESCRIPTOR_FIELDS, DESCRIPTOR_BYTES)
-from tma_unit.model.layout import descriptor_fields, flat_fields
+from tma_unit.model import layout
+from tma_unit.model.layout import DescriptorField, descriptor_fields, flat_fields
 
 from strategies import tiled_cases
 
@@ -19,13 +20,20 @@ def test_round_trip(case):
     assert decode_descriptor(image) == tm
 
 
-def test_fields_fit_and_do_not_overlap():
-    bits = set()
-    for name, offset, width, _ in flat_fields():
-        span = set(range(offset, offset + width))
-        assert not bits & span, name
-        bits |= span
-    assert max(bits) < 8 * DESCRIPTOR_BYTES
+@pytest.mark.parametrize("extra,message", [
+    (DescriptorField("on_rank", 65, 2), "descriptor field on_rank overlaps or runs past the image"),
+    (DescriptorField("past_the_end", 1020, 8), "descriptor field past_the_end overlaps or runs past the image"),
+    (DescriptorField("array", 488, 8, 4), "descriptor field array[3] overlaps or runs past the image"),
+])
+def test_the_table_check_refuses_a_field_that_overlaps_or_runs_past_the_image(monkeypatch, extra, message):
+    """model/layout.py checks its table when imported (the real table passes, or nothing
+    imports it); the same check refuses the table with one more field: over the rank's
+    bits 64..66, past the image's 1024 bits, or an array whose entries 0..2 fill the free
+    bits 488..511 and whose entry 3 meets lower_corner at bit 512."""
+    monkeypatch.setattr(layout, "DESCRIPTOR_FIELDS", DESCRIPTOR_FIELDS + (extra,))
+    with pytest.raises(AssertionError) as caught:
+        layout._check_table()
+    assert str(caught.value) == message
 
 
 def test_known_encoding():

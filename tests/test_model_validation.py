@@ -245,20 +245,6 @@ REQUEST_FORM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("make,message", [c[1:] for c in REQUEST_FORM_CASES], ids=[c[0] for c in REQUEST_FORM_CASES])
-def test_field_in_the_wrong_form(make, message):
-    with pytest.raises(TmaError) as caught:
-        make()
-    assert str(caught.value) == message
-    assert caught.value.code == ErrorCode[message.split(":")[0]]
-
-
-def test_numpy_integers_are_integers():
-    req = Request(Operation.LOAD, np.array([0, 4, 2]), smem_address=np.uint32(0x400), request_id=np.int16(3))
-    assert req == Request(Operation.LOAD, (0, 4, 2), smem_address=0x400, request_id=3)
-    assert type(req.smem_address) is int and all(type(c) is int for c in req.coordinates)
-
-
 OTHER_FORM_CASES = [
     # (id, make, message): the unit's configuration and a descriptor image in the wrong form
     ("config-bool", lambda: UnitConfig(lanes=True), "FIELD_TYPE: config.lanes = True is not an integer"),
@@ -271,13 +257,22 @@ OTHER_FORM_CASES = [
      "FIELD_TYPE: image = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, ... is not bytes"),
     ("image-short", lambda: decode_descriptor(bytes(127)), "ARRAY_LENGTH: image = 127 bytes is not 128 bytes"),
 ]
+FORM_CASES = REQUEST_FORM_CASES + OTHER_FORM_CASES
 
 
-@pytest.mark.parametrize("make,message", [c[1:] for c in OTHER_FORM_CASES], ids=[c[0] for c in OTHER_FORM_CASES])
-def test_config_and_image_in_the_wrong_form(make, message):
+@pytest.mark.parametrize("make,message", [c[1:] for c in FORM_CASES], ids=[c[0] for c in FORM_CASES])
+def test_field_in_the_wrong_form(make, message):
     with pytest.raises(TmaError) as caught:
         make()
     assert str(caught.value) == message
     assert caught.value.code == ErrorCode[message.split(":")[0]]
+
+
+def test_numpy_integers_and_a_bytearray_are_taken():
+    """The right forms besides the plain ones: numpy integers in a request and a
+    configuration, a bytearray image."""
+    req = Request(Operation.LOAD, np.array([0, 4, 2]), smem_address=np.uint32(0x400), request_id=np.int16(3))
+    assert req == Request(Operation.LOAD, (0, 4, 2), smem_address=0x400, request_id=3)
+    assert type(req.smem_address) is int and all(type(c) is int for c in req.coordinates)
     assert UnitConfig(lanes=np.int64(2)).lanes == 2
     assert decode_descriptor(bytearray(encode_descriptor(TM))) == TM

@@ -73,6 +73,7 @@ class SimulatedBoard:
         return bytes(self.incoming.popleft() for _ in range(min(size, len(self.incoming))))
 
 
+@pytest.mark.slow          # the demo suite through the UART bridge on pysim: about 30 s
 def test_prototype_top_against_the_model():
     config = UnitConfig(lanes=2, slots=2)
     link = PrototypeLink(SimulatedBoard(config))

@@ -7,11 +7,12 @@ import subprocess
 
 import pytest
 from amaranth.back import rtlil
-from amaranth.sim import Simulator
 from hypothesis import given, settings, strategies as st
 
 from tma_unit.rtl.dsp import ECP5, Multiplier, OPERAND_WIDTH, PRODUCT_WIDTH
 from tma_unit.synth import yowasp_tool
+
+from simulator import simulate
 
 OPERAND = st.integers(-(1 << 17), (1 << 17) - 1)
 
@@ -41,10 +42,7 @@ def test_twin_multiplies_operands_of_earlier_loads(registered_inputs, steps):
             if expected is not None:
                 assert ctx.get(dut.product) == expected
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
 
 
 @pytest.mark.parametrize("registered_inputs", [True, False])

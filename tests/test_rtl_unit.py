@@ -5,7 +5,6 @@ whole life, a slot's valid bit needing a write to the slot, and reset in the mid
 a copy."""
 
 from amaranth.hdl import ClockDomain, Elaboratable, Module, Signal
-from amaranth.sim import Simulator
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor, ErrorCode
 from tma_unit.model.config import UnitConfig
@@ -16,6 +15,8 @@ from tma_unit.rtl.regfile import REGISTERS, descriptor_writes
 from tma_unit.rtl.unit import TmaUnit
 from tma_unit.sim.cosim import LockstepChecker, Scenario
 from tma_unit.sim.testbench import wb_read, wb_write, write_descriptor, set_slot_valid, stream_put, stream_get
+
+from simulator import simulate
 
 CONFIG = UnitConfig(lanes=2, slots=4)
 A = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x10000, (64, 64), (128,), (64, 32), (1, 1), swizzle=Swizzle.B128)
@@ -72,11 +73,7 @@ def test_rewrite_in_flight_and_back_to_back():
             cycle += 1
             assert cycle < 5000
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(driver)
-    sim.add_testbench(consumer)
-    sim.run()
+    simulate(dut, driver, consumer)
     check_a.finish(0)
     check_b.finish(0)
     # the burst's beats follow each other with no idle cycle between requests
@@ -103,10 +100,7 @@ def test_status_after_a_rejection():
         await wb_write(ctx, dut.bus, 0x00C, 1)                  # write 1 to clear
         assert await wb_read(ctx, dut.bus, 0x00C) == 0
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(dut, bench)
 
 
 class Harness(Elaboratable):
@@ -131,14 +125,6 @@ class Harness(Elaboratable):
         m.submodules.unit = self.unit
         m.d.sync += self.cycle.eq(self.cycle + 1)
         return m
-
-
-def simulate(top, *benches):
-    sim = Simulator(top)
-    sim.add_clock(1e-8)
-    for bench in benches:
-        sim.add_testbench(bench)
-    sim.run()
 
 
 def test_slot_valid_set_for_a_slot_never_written_is_refused():

@@ -31,6 +31,8 @@ CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "150"))
 
 @pytest.fixture(scope="module")
 def unit():
+    """The lanes-1 unit on CXXRTL, built at -O3 (about a minute the first time); the tests
+    that use it are marked slow."""
     return make_unit(CONFIG, "cxxrtl")
 
 
@@ -214,6 +216,7 @@ def legal_with_beats(count):
     raise AssertionError("no such scenario")
 
 
+@pytest.mark.slow
 def test_a_difference_is_shrunk_to_the_request_that_makes_it(unit):
     scenario = legal_with_beats(4)
     bad = CorruptingUnit(unit, scenario.requests[2]["request_id"])
@@ -227,6 +230,7 @@ def test_a_difference_is_shrunk_to_the_request_that_makes_it(unit):
     replay(small, unit=unit)            # the real unit agrees with the model on it
 
 
+@pytest.mark.slow
 def test_the_campaign_finds_a_planted_difference(unit, monkeypatch):
     key = (CONFIG, "cxxrtl", None)
     monkeypatch.setitem(campaign._UNITS, key, CorruptingUnit(unit, 1))
@@ -235,6 +239,7 @@ def test_the_campaign_finds_a_planted_difference(unit, monkeypatch):
     assert "global_address: expected" in failures[0].report
 
 
+@pytest.mark.slow          # a compiled unit on each backend
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 @pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
 def test_corpus_case_replays(path, backend):
@@ -248,6 +253,7 @@ def test_corpus_is_not_empty():
     assert CORPUS
 
 
+@pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign, 150 by default
 def test_campaign_with_a_fresh_seed(capsys, tmp_path):
     """The campaign every run makes: all four generators on lanes 1 for
     $TMA_UNIT_CAMPAIGN_SECONDS seconds on every core, from a fresh seed it prints. A
@@ -288,6 +294,7 @@ class MiscountingUnit:
                 for (address, data), value in zip(accesses, reads)]
 
 
+@pytest.mark.slow
 def test_status_registers_follow_the_model_s_completions(unit):
     """After each scenario the status registers read what the model's completions make of
     them (docs/registers.md): COMPLETED counts them, the error fields hold the last one,

@@ -22,6 +22,7 @@ def modes_of(scenario):
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
+@pytest.mark.slow          # two seconds and more an example: the fast subset's random runs are on CXXRTL
 @pytest.mark.parametrize("lanes", [1, 8])
 def test_random_legal_requests_pysim(lanes):
     config = UnitConfig(lanes=lanes, slots=8)
@@ -35,6 +36,7 @@ def test_random_legal_requests_pysim(lanes):
     check()
 
 
+@pytest.mark.slow
 def test_random_legal_and_illegal_requests_pysim():
     config = UnitConfig(lanes=2, slots=8, address_width=48)
 
@@ -59,6 +61,7 @@ def test_random_legal_and_illegal_requests_cxxrtl():
     check()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lanes", [1, 8])
 def test_random_im2col_requests_pysim(lanes):
     """im2col (loads, prefetches, im2col_no_offs stores and reductions), im2col::w and
@@ -77,7 +80,7 @@ def test_random_im2col_requests_pysim(lanes):
     assert {AccessMode.IM2COL, AccessMode.IM2COL_W, AccessMode.IM2COL_W_128} <= seen
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: a library of its own
 def test_random_requests_of_every_mode_cxxrtl(lanes):
     """Every access mode on the compiled backend, in mixed sequences, so that requests of
     different modes follow each other back to back."""
@@ -97,7 +100,7 @@ def test_random_requests_of_every_mode_cxxrtl(lanes):
     assert seen == ALL_MODES
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])
 def test_every_worked_example_of_section_5_5(lanes):
     """The PTX 5.5 worked examples (model/examples.py: tiled, the im2col examples with
     offsets and traversal stride, im2col::w with halo, ::w::128, wOffset, gather4) back to

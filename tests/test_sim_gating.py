@@ -10,9 +10,10 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
-from amaranth.sim import Simulator
 
 from tma_unit.sim import cxxrtl
+
+from simulator import simulate
 
 
 class Holder(wiring.Component):
@@ -102,10 +103,7 @@ def reference(load, d):
             total.append(ctx.get(design.total))
             await ctx.tick()
 
-    sim = Simulator(design)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(design, bench)
     return out, total
 
 

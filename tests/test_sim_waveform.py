@@ -42,6 +42,7 @@ def recording(backend, config):
     return VerilatorUnit(config, "-O0", trace=True), run_verilator
 
 
+@pytest.mark.slow          # a recording build of each compiled backend
 @pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
 def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp_path):
     """Beats and completions read back from the waveform alone, at each cycle's time, go
@@ -77,6 +78,7 @@ def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp
     assert wave.times[-1] == (result.cycles - 1) * PERIOD + PERIOD // 2
 
 
+@pytest.mark.slow          # a recording build of each compiled backend
 @pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
 def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(backend, tmp_path):
     config = UnitConfig(lanes=1, slots=8)
@@ -90,6 +92,7 @@ def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(back
     assert wave.handshakes(f"{TOP[backend]} beats", range(result.cycles), PERIOD) == result.beat_cycles
 
 
+@pytest.mark.slow          # a recording build of each compiled backend
 @pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
 def test_a_unit_freed_while_recording_finishes_its_waveform(backend, tmp_path):
     """A C caller may free a unit (``tma_free``) with its recorder still open: the file is
@@ -108,6 +111,7 @@ def test_a_unit_freed_while_recording_finishes_its_waveform(backend, tmp_path):
     assert wave.handshakes(f"{top} beats", range(result.cycles), PERIOD) == result.beat_cycles
 
 
+@pytest.mark.slow          # a compiled build
 def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
     from tma_unit.sim.verilator import VerilatorUnit, run_verilator
     config = UnitConfig(lanes=1)            # the library test_export builds
@@ -116,6 +120,7 @@ def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
     assert not (tmp_path / "run.vcd").exists()
 
 
+@pytest.mark.slow          # a compiled build
 def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
     from tma_unit.sim.cxxrtl import CxxrtlUnit
     from tma_unit.sim.native import run_native
@@ -158,7 +163,8 @@ def bug_scenario(config):
     return Scenario(config, {0: encode_descriptor(plain), 1: encode_descriptor(TILE)}, 0b11, requests)
 
 
-@pytest.mark.parametrize("backend", ["pysim", "cxxrtl", "verilator"])
+@pytest.mark.parametrize("backend", ["pysim", pytest.param("cxxrtl", marks=pytest.mark.slow),
+                                     pytest.param("verilator", marks=pytest.mark.slow)])
 def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycles(backend, tmp_path, monkeypatch):
     without_swizzle(monkeypatch)
     config = UnitConfig(lanes=1, slots=8)

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st, HealthCheck
 
 from tma_unit.model.config import UnitConfig
-from tma_unit.model.timing import predict, predict_scenario, ReadyPattern
+from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict, predict_scenario,
+                                   ReadyPattern)
 from tma_unit.sim.cosim import ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.native import run_native
@@ -37,7 +38,7 @@ def assert_same_timing(scenario):
     assert timing.cycles == rtl.cycles
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: the demo suite twice on pysim
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3), (0.8, 40), (0.2, 0)])
 def test_demo_suite(lanes, probability, max_gap):
     scenario = demo_scenario(UnitConfig(lanes=lanes, slots=8), list(DEMO_CASES), copies=2)
@@ -45,7 +46,7 @@ def test_demo_suite(lanes, probability, max_gap):
     assert_same_timing(scenario)
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: half a minute on pysim
 def test_random_sequences(lanes):
     config = UnitConfig(lanes=lanes, slots=8)
 
@@ -82,15 +83,16 @@ def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_g
 
 def test_back_to_back_requests_keep_the_rate():
     """Derived from the documented structure: with ready high and no gaps, beats leave on
-    consecutive cycles from cycle 11 + 1 + 8 = 20 on (eleven front-end registers, the
-    walker's job load, eight back-end registers), a rejected request's record takes one
-    cycle of its own, and each request completes two cycles after its last record leaves."""
+    consecutive cycles from the first on (the front end's registers, the walker's job
+    load, the back end's steps), a rejected request's record takes one cycle of its own,
+    each request completes COMPLETION_LATENCY cycles after its last record leaves, and
+    the run ends the cycle after the last completion."""
     timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1])
-    first = 11 + 1 + 8
+    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
     assert timing.beat_cycles.tolist() == list(range(first, first + 8)) + [first + 9, first + 10]
     assert timing.beat_jobs.tolist() == [0] * 5 + [1] * 3 + [3] * 2
-    assert timing.completion_cycles.tolist() == [first + 4 + 2, first + 7 + 2, first + 8 + 2, first + 10 + 2]
-    assert timing.cycles == first + 13
+    assert timing.completion_cycles.tolist() == [first + last + COMPLETION_LATENCY for last in (4, 7, 8, 10)]
+    assert timing.cycles == first + 10 + COMPLETION_LATENCY + 1
 
 
 def test_never_ready_is_refused():

@@ -2,9 +2,10 @@
 than the top test's 4 (Amaranth's simulator)."""
 
 import pytest
-from amaranth.sim import Simulator
 
 from tma_unit.rtl.uart import UartRx, UartTx
+
+from simulator import simulate
 
 
 @pytest.mark.parametrize("divisor", [4, 5, 7, 16])
@@ -29,10 +30,7 @@ def test_transmitter_holds_every_bit_for_the_divisor(divisor):
             levels.append(ctx.get(tx.tx))
             await ctx.tick()
 
-    sim = Simulator(tx)
-    sim.add_clock(1e-6)
-    sim.add_testbench(bench)
-    sim.run()
+    simulate(tx, bench)
     start = 0
     for byte in (0xA5, 0x3C):
         start = levels.index(0, start)          # the start bit's falling edge
@@ -72,9 +70,5 @@ def test_receiver_takes_bytes_sent_at_the_divisor(divisor):
             if valid:
                 got.append(payload)
 
-    sim = Simulator(rx)
-    sim.add_clock(1e-6)
-    sim.add_testbench(line)
-    sim.add_testbench(sink, background=True)
-    sim.run()
+    simulate(rx, line, background=[sink])
     assert got == sent
