@@ -45,7 +45,9 @@ class Transaction:
     one request, share it), ``width`` its bits (a ``UnitConfig`` attribute's name where
     the configuration sets it). The RTL's beat layout is made from these fields
     (``tma_unit.rtl.layouts.beat_layout``) and the lockstep checker compares each by
-    name, so a field added here is carried and compared with no other change.
+    name, so a field added here is in the layout and compared with no other change; the
+    RTL block that makes it (the datapath for a chunk's, the front end for a beat's)
+    must drive it.
     """
     global_address: int = _carried("chunk", "address_width")
     global_length: int = _carried("chunk", 5)         # bytes in global memory: up to 16

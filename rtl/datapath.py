@@ -11,7 +11,7 @@ A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the 
     bytes: the job's full or last chunk), its place in the dense shared-memory image;
 A2. whether the chunk is inside dimensions 1..4 and the window of its units' offsets
     inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
-    dimension are both out; :func:`unit_window`), the swizzled shared-memory address
+    dimension are both out; :func:`.oob.unit_window`), the swizzled shared-memory address
     (5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
     signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products
     (:func:`.arith.partial_products`) in DSP blocks whose operand registers are A2's,

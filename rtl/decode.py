@@ -19,6 +19,7 @@ there; everything else is computed here, independently of the golden model.
 
 from amaranth.hdl import Array, Const, Mux, Cat, Value
 
+from ..model.layout import DESCRIPTOR_FIELDS
 from ..model.tensormap import CORNER_RANGES, MAX_RANK
 from ..model.types import TYPE_INFO, SWIZZLE_PAIRS, Interleave, MapKind, Swizzle
 from .arith import ceil_div_operands, reciprocal_quotient, sparse_product, outside_field_range
@@ -34,7 +35,7 @@ __all__ = ["EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "Decode
 UNIT_BYTES = sorted({info.unit_global_bytes for info in TYPE_INFO.values()})
 TYPE_BITS = sorted({info.bits for info in TYPE_INFO.values()})
 #: The stored rank field's values: rank - 1 in 3 bits, so ranks 1..8 (above 5 an error).
-STORED_RANKS = 8
+STORED_RANKS = 1 << next(f.width for f in DESCRIPTOR_FIELDS if f.name == "rank")
 
 
 def type_table(attribute, width):

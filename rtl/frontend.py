@@ -76,6 +76,7 @@ __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "Mod
 #: Registers from a request to its job, the job register the last: the timing model's
 #: FRONT_END_STAGES, which the stages below are numbered by.
 STAGES = FRONT_END_STAGES
+assert STAGES == 11, "the front end's stages are written out below: 1, 2 to 10 and the job register"
 #: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
 BOX_BYTES_WIDTH = 45
 #: Rules whose first broken one stage 9 finds; stage 10 picks among the groups.
@@ -305,6 +306,8 @@ class FrontEnd(wiring.Component):
 
     @staticmethod
     def _carried(r: InFlight) -> dict:
+        """What every stage from 2 to 8 carries on: the request, its mode and its slot's
+        valid bit."""
         return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
 
     def _decode(self, stage, r: Snapshotted) -> Summing:
@@ -319,7 +322,7 @@ class FrontEnd(wiring.Component):
         kinds, w_halo = r.kinds, r.request.w_halo
         other_rows = Mux(kinds.gather, GATHER_ROWS,  # the rows of a box that is not tiled
                      Mux(kinds.im2col, r.d.pixels,
-                     Mux(kinds.wide, r.d.pixels + w_halo, 128 + 4 * w_halo)))
+                     Mux(kinds.wide, r.d.pixels + w_halo, 4 * (W128_GROUP + w_halo))))
         # the extents of dimensions 1..3: each next stride must reach past one
         extent_terms = [add_pairs(terms + [Cat(stride, 0).as_signed()], SPAN_WIDTH)
                         for terms, stride in zip(r.terms[:-1], r.d.strides)]
@@ -365,7 +368,7 @@ class FrontEnd(wiring.Component):
         """Stage 8: every rule but the last two checked (:mod:`.validate`), one bit each;
         the box's byte count in pieces; the mixed radix's place values. Returns the stage
         and the rules' (condition, code) pairs."""
-        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config)
+        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         return stage[8](Checked(
             **self._carried(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,

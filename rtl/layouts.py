@@ -114,7 +114,7 @@ def beat_layout(config: UnitConfig) -> data.StructLayout:
 DIGITS = MAX_RANK   # the walker's odometer: chunk in row, then box dimensions 1..4
 RADIX_WIDTH = 11    # a radix is at most 1535 (im2col::w: 1024 pixels plus 511 halo pixels)
 SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
-PIXEL_DIMENSIONS = 4    # a pixel walk's dimensions: 1..4 (the rank's, dimension 0 is the row)
+PIXEL_DIMENSIONS = MAX_RANK - 1     # a pixel walk's dimensions: 1..4 (dimension 0 is the row)
 HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
 

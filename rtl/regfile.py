@@ -58,7 +58,7 @@ class BitField:
 @dataclass(frozen=True)
 class Register:
     """A status register: its byte offset, access (``ro``, ``rw``, ``rw1c``), what it
-    holds, and its bit fields, if it has any (:meth:`pack`, :meth:`unpack`)."""
+    holds, and its bit fields, if it has any (:meth:`pack`)."""
     name: str
     offset: int
     access: str
@@ -83,10 +83,6 @@ class Register:
             parts.append(Value.cast(values[f.name])[:f.width])
             at = f.low + f.width
         return Cat(*parts, Const(0, 32 - at))
-
-    def unpack(self, word: int) -> dict:
-        """The fields' values of a word read from the register."""
-        return {f.name: word >> f.low & ((1 << f.width) - 1) for f in self.fields}
 
 
 REGISTERS: tuple[Register, ...] = (

@@ -2,8 +2,9 @@
 
 Read a request's path in this order: :mod:`.regfile` (the tensor map is written over
 Wishbone), :mod:`.frontend` (the request is accepted, its descriptor snapshotted and
-checked), :mod:`.walker` (the box is walked ``lanes`` chunks a cycle), :mod:`.datapath`
-(coordinates, bounds, addresses, swizzle, then beats and the completion).
+checked; the im2col pixel walk set up, :mod:`.pixelwalk`), :mod:`.walker` (the box is
+walked ``lanes`` chunks a cycle), :mod:`.datapath` (coordinates, bounds by :mod:`.oob`,
+addresses, swizzle, then beats and the completion).
 
 Reset (the ``sync`` domain's) is an abort: every request in flight is abandoned, with no
 more beats and no completion, and the status registers and SLOT_VALID clear; the slot

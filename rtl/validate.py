@@ -92,7 +92,7 @@ class _Rules:
         self.list.append((condition, code))
 
 
-def rule_list(d, req, kinds, extents, slot_valid, config):
+def rule_list(d, req, kinds, extents, slot_valid):
     """(broken?, code) pairs in the model's order of checking, all but the last two
     (:func:`smem_overflows`, :func:`address_wraps`). ``kinds``: the request's mode as
     bits (:class:`.frontend.ModeKinds`); ``extents``: ``stride[i-1] * dim[i]`` for

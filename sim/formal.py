@@ -41,7 +41,7 @@ from amaranth.lib import data, wiring
 from ..model.config import UnitConfig
 from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
-from ..rtl.datapath import BEAT_QUEUE, Datapath, queued_layout
+from ..rtl.datapath import BEAT_QUEUE, STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
 from ..rtl.layouts import RequestLayout, job_layout
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
@@ -398,6 +398,7 @@ class _Remapped(_Broken):
         _pass_through(m, self, inner)
 
 
+#: The register file's state: what a refused write must leave and reset must clear.
 _STATE = ("slot_valid", "written", "status_error", "last_error", "error_count", "errors_full", "error_id",
           "completed")
 _COMPLETED = next(r.offset for r in REGISTERS if r.name == "COMPLETED")
@@ -529,7 +530,7 @@ def _datapath(m, mutation):
     credit = _prior(m, _prior(m, block.walk.credit, init=1, name="credit_issue"), name="credit")
     m.d.comb += Assume(~block.walk.valid | credit)
     held = probe[f"{inside}held"]
-    stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in ("a0", "a1", "a2", "a3", "b1", "b2")]
+    stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in STAGE_NAMES]
     level = probe[f"{inside}queue.level"]
     count = sum(stages) + level
     m.d.comb += [Assert(held == count), Assert(held <= BEAT_QUEUE)]
@@ -599,7 +600,7 @@ class DatapathOneCompletionEach(Elaboratable):
         m = Module()
         block, probe, inside = _datapath(m, self.mutation)
         width = FORMAL_CONFIG.id_width
-        sent, taken = Signal(width), Signal(width)
+        sent, taken = Signal(width, name="sent"), Signal(width, name="taken")
         carries = block.walk.valid & block.walk.record.has_completion
         m.d.comb += Assume(block.walk.record.completion.request_id == sent)
         with m.If(carries):
@@ -715,10 +716,6 @@ class _ResetTakesRequests(_Broken):
         m.d.comb += self.requests.ready.eq(inner.requests.ready | ResetSignal())
 
 
-_RESET_ZERO = ("slot_valid", "written", "status_error", "last_error", "error_count", "errors_full", "error_id",
-               "completed")
-
-
 class ResetIdles(Elaboratable):
     """In a cycle the reset is high no stream transfers anything (``requests.ready``,
     ``beats.valid`` and ``completions.valid`` are 0), in the cycle after no beat or
@@ -744,7 +741,7 @@ class ResetIdles(Elaboratable):
         with m.If(after):
             m.d.comb += [Assert(~block.beats.valid), Assert(~block.completions.valid),
                          Assert(probe[f"{inside}in_flight"] == 0)]
-            m.d.comb += [Assert(probe[f"{inside}regfile.{name}"] == 0) for name in _RESET_ZERO]
+            m.d.comb += [Assert(probe[f"{inside}regfile.{name}"] == 0) for name in _STATE]
         accepted = _prior(m, block.requests.valid & block.requests.ready, name="accepted")
         m.d.comb += [Cover(after), Cover(accepted & resetting)]      # a reset with a request just taken
         return m
@@ -849,7 +846,7 @@ class FrontEndOneJobEach(Elaboratable):
         m.submodules.frontend = probe.fragment
         _free_inputs(m, block)
         width = FORMAL_CONFIG.id_width
-        sent, taken = Signal(width), Signal(width)
+        sent, taken = Signal(width, name="sent"), Signal(width, name="taken")
         accept = block.requests.valid & block.requests.ready
         m.d.comb += Assume(block.requests.payload.request_id == sent)
         with m.If(accept):
@@ -927,7 +924,7 @@ PROOFS: tuple[Proof, ...] = (
     Proof("stream.valid_independent", "TmaUnit", StreamValidIndependent.__doc__, "structural", 0,
           StreamValidIndependent, {"valid_waits_for_ready": "beats.valid ANDed with beats.ready"}),
     Proof("datapath.queues", "Datapath", DatapathQueues.__doc__, "prove", 4, DatapathQueues,
-          {"credit_never_withheld": "issue_next always high",
+          {"credit_never_withheld": "the walk link's credit always high",
            "head_ignores_room": "the queue's head leaves with the completion queue full"}, cover_depth=30,
           mutation_depth=24),
     Proof("datapath.one_completion_each", "Datapath", DatapathOneCompletionEach.__doc__, "bmc", 16,
