@@ -1,3 +1,5 @@
+// Port access for a CXXRTL-compiled unit: the macros sim/run_loop.cc is written with. Not
+// compiled on its own: sim/cxxrtl.py puts it after the generated unit (cxxrtl's value<N>).
 #include <cstdint>
 #include <cstring>
 

@@ -1,3 +1,5 @@
+// The waveform recorder of a CXXRTL-compiled unit (cxxrtl's VCD writer over a Window).
+// Not compiled on its own: sim/cxxrtl.py puts it after sim/window.h and the port access.
 #include <cerrno>
 #include <cstdio>
 #include <cxxrtl/cxxrtl_vcd.h>

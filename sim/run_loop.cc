@@ -1,3 +1,7 @@
+// The C ABI over one compiled unit and its batched run loop, the same for both compiled
+// backends. Not compiled on its own: sim/native.py appends it to a backend's port access
+// (the Harness type and the SET, GET, PUT, TAKE, SETTLE, RISE, EVALUATE, EDGE macros) and
+// renames the ports, written here as Amaranth names them, as that backend spells them.
 extern "C" {
 
 void *tma_new() {

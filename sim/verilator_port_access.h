@@ -1,3 +1,5 @@
+// Port access for the Verilated unit: the macros sim/run_loop.cc is written with. Not
+// compiled on its own: sim/verilator.py defines TRACE and the payload sizes before it.
 #include <cstdint>
 #include <cstring>
 #include "verilated.h"

@@ -1,3 +1,5 @@
+// The waveform recorder of the Verilated unit (Verilator's VCD writer over a Window). Not
+// compiled on its own: sim/verilator.py puts it after sim/window.h and the port access.
 #include <cerrno>
 #include "verilated_vcd_c.h"
 #include "Vtma_unit__Syms.h"

@@ -1,3 +1,5 @@
+// The C ABI of the waveform recorder, the same for both compiled backends. Not compiled on
+// its own: it follows a backend's waveform header (sim/native.py assembles them).
 extern "C" {
 
 void tma_wave_close(void *p) {

@@ -1,3 +1,5 @@
+// The cycles a waveform records: a window over the batched runs. Not compiled on its own:
+// sim/native.py puts `#define PERIOD` (the clock period in the VCD's time unit) before it.
 struct Window {
     long long first, last;      // the cycles of a run recorded
     long long previous = -1;    // the cycle last sampled
