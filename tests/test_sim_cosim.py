@@ -22,7 +22,7 @@ def modes_of(scenario):
 SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-@pytest.mark.slow          # two seconds and more an example: the fast subset's random runs are on CXXRTL
+@pytest.mark.slow          # two seconds and more an example; the fast subset runs the worked examples on pysim
 @pytest.mark.parametrize("lanes", [1, 8])
 def test_random_legal_requests_pysim(lanes):
     config = UnitConfig(lanes=lanes, slots=8)
@@ -48,6 +48,7 @@ def test_random_legal_and_illegal_requests_pysim():
     check()
 
 
+@pytest.mark.slow          # a CXXRTL build (-O0, about 25 s) and 40 scenarios
 def test_random_legal_and_illegal_requests_cxxrtl():
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
     config = UnitConfig(lanes=1, slots=8)
@@ -80,7 +81,8 @@ def test_random_im2col_requests_pysim(lanes):
     assert {AccessMode.IM2COL, AccessMode.IM2COL_W, AccessMode.IM2COL_W_128} <= seen
 
 
-@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: a library of its own
+@pytest.mark.slow          # a CXXRTL build per lane count
+@pytest.mark.parametrize("lanes", [1, 8])
 def test_random_requests_of_every_mode_cxxrtl(lanes):
     """Every access mode on the compiled backend, in mixed sequences, so that requests of
     different modes follow each other back to back."""
