@@ -1,17 +1,40 @@
 """The unit's configuration: the one object the model, the RTL, the exporter and the
-explorer all read (lanes, descriptor slots, address widths, shared-memory size).
+explorer all read (lanes, descriptor slots, address widths, shared-memory size, the
+access modes and swizzles built).
 """
 
 from dataclasses import dataclass, asdict, fields
 
 from .errors import ErrorCode, TmaError
 from .tensormap import parse_int
+from .types import AccessMode, Swizzle
 
-__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES"]
+__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
 HOPPER_SMEM_BYTES = 227 * 1024
+
+#: The families of access modes a unit can be built with (``UnitConfig.modes``), each
+#: with the request modes its walk serves. The tiled walk is the base every other family
+#: extends (gather4 picks a box row per digit, the im2col family adds the pixel walk), so
+#: every unit builds it.
+MODE_FAMILIES = {
+    "tiled": (AccessMode.TILE,),
+    "gather4": (AccessMode.GATHER4, AccessMode.SCATTER4),
+    "im2col": (AccessMode.IM2COL,),
+    "im2col_w": (AccessMode.IM2COL_W, AccessMode.IM2COL_W_128),
+}
+#: ``UnitConfig.modes`` with every family: the default.
+ALL_MODES = "+".join(MODE_FAMILIES)
+
+#: The sets of swizzles a unit can be built with (``UnitConfig.swizzles``): ``sm90``,
+#: Hopper's four modes at 16-byte atomicity; ``all`` adds sm_100's atomicities (32B, 32B
+#: with the 8-byte flip, 64B) and the 96B mode (PTX 5.5.7, Table 14).
+SWIZZLE_SETS = {
+    "sm90": (Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128),
+    "all": tuple(Swizzle),
+}
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,13 @@ class UnitConfig:
         Bits of a request id.
     completion_depth : int
         Completions the unit can hold while the completion stream is not ready.
+    modes : str
+        The access-mode families built (:data:`MODE_FAMILIES`), joined by ``+``, ``tiled``
+        among them (``"all"`` for every one); a request of a mode not built completes
+        with MODE_NOT_BUILT.
+    swizzles : str
+        The swizzles built (:data:`SWIZZLE_SETS`): ``all`` or ``sm90``; a request on a map
+        whose swizzle is not built completes with SWIZZLE_NOT_BUILT.
     """
     lanes: int = 1
     slots: int = 8
@@ -42,10 +72,17 @@ class UnitConfig:
     smem_bytes: int = HOPPER_SMEM_BYTES
     id_width: int = 16
     completion_depth: int = 4
+    modes: str = ALL_MODES
+    swizzles: str = "all"
 
     def __post_init__(self):
         for f in fields(self):          # ints only: lanes=True or 1.0 is no lane count
-            object.__setattr__(self, f.name, parse_int(getattr(self, f.name), f"config.{f.name}"))
+            if f.type is int:
+                object.__setattr__(self, f.name, parse_int(getattr(self, f.name), f"config.{f.name}"))
+        self._parse_modes()
+        if self.swizzles not in SWIZZLE_SETS:
+            raise TmaError(ErrorCode.ENUM_RANGE, "config.swizzles", self.swizzles,
+                           f"is not one of {', '.join(SWIZZLE_SETS)}")
         checks = [
             ("lanes", self.lanes in (1, 2, 4, 8), "is not 1, 2, 4 or 8"),
             ("slots", 1 <= self.slots <= 32 and self.slots & (self.slots - 1) == 0,
@@ -59,6 +96,37 @@ class UnitConfig:
         for name, ok, detail in checks:
             if not ok:
                 raise TmaError(ErrorCode.ENUM_RANGE, f"config.{name}", getattr(self, name), detail)
+
+    def _parse_modes(self):
+        """``modes`` in the canonical order of :data:`MODE_FAMILIES`, or ENUM_RANGE."""
+        given = self.modes
+        if not isinstance(given, str):
+            raise TmaError(ErrorCode.FIELD_TYPE, "config.modes", repr(given), "is not a string")
+        names = list(MODE_FAMILIES) if given == "all" else given.split("+")
+        unknown = [name for name in names if name not in MODE_FAMILIES]
+        if unknown or "tiled" not in names:
+            raise TmaError(ErrorCode.ENUM_RANGE, "config.modes", given,
+                           f"is not 'all' or families of {', '.join(MODE_FAMILIES)} joined by '+', tiled among them")
+        object.__setattr__(self, "modes", "+".join(name for name in MODE_FAMILIES if name in names))
+
+    @property
+    def built_modes(self) -> frozenset:
+        """The request modes the unit serves."""
+        return frozenset(mode for name in self.modes.split("+") for mode in MODE_FAMILIES[name])
+
+    @property
+    def built_swizzles(self) -> frozenset:
+        """The swizzles (driver values) the unit serves."""
+        return frozenset(SWIZZLE_SETS[self.swizzles])
+
+    def builds(self, family: str) -> bool:
+        """Whether the access-mode family ``family`` (:data:`MODE_FAMILIES`) is built."""
+        return family in self.modes.split("+")
+
+    @property
+    def pixel_walk(self) -> bool:
+        """Whether a mode whose rows are pixels (the im2col family) is built."""
+        return self.builds("im2col") or self.builds("im2col_w")
 
     @property
     def smem_address_width(self) -> int:

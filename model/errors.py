@@ -66,6 +66,9 @@ class ErrorCode(IntEnum):
     SLOT_INVALID = 96
     SMEM_BOUNDS = 97
     ADDRESS_WRAP = 98
+    # -- what a unit built without some modes or swizzles refuses (UnitConfig) --
+    MODE_NOT_BUILT = 99
+    SWIZZLE_NOT_BUILT = 100
 
 
 #: One line per code: the rule it enforces (docs/spec.md gives each rule's source).
@@ -122,6 +125,8 @@ RULES: dict[ErrorCode, str] = {
     ErrorCode.SLOT_INVALID: "the request names a descriptor slot that holds a written, valid tensor map",
     ErrorCode.SMEM_BOUNDS: "the box's shared-memory footprint fits the configured shared memory",
     ErrorCode.ADDRESS_WRAP: "no global address of the box wraps the configured address width",
+    ErrorCode.MODE_NOT_BUILT: "the request's access mode is one the unit is built with (UnitConfig.modes)",
+    ErrorCode.SWIZZLE_NOT_BUILT: "the tensor map's swizzle is one the unit is built with (UnitConfig.swizzles)",
 }
 
 

@@ -5,8 +5,10 @@ The RTL takes a request naming a descriptor slot; it completes with a status and
 mbarrier byte count, and emits the transactions of a legal request. :func:`complete`
 gives the same answer from the slot's 128-byte image, checking in this order: the slot
 holds a valid descriptor (SLOT_INVALID); the image decodes to a legal tensor map (its
-validation rules, in the order ``TensorMap`` checks them); the request keeps its rules
-(``validate_request``); the box stays inside the unit's shared memory (SMEM_BOUNDS) and
+validation rules, in the order ``TensorMap`` checks them); the unit is built with the
+request's mode and the map's swizzle (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT: ``check_built``,
+after the request's fields are read, so a mode number past the enumeration is ENUM_RANGE
+first); the request keeps its rules (``validate_request``); the box stays inside the unit's shared memory (SMEM_BOUNDS) and
 the tensor inside its address width (ADDRESS_WRAP). Every check is arithmetic on the
 fields: no row of the box is built before the request is accepted, so a box far larger
 than shared memory is refused in constant time and memory, as the RTL refuses it.
@@ -23,7 +25,7 @@ from .transactions import Transactions, transaction_bytes, transactions
 from .types import AccessMode, Operation
 
 __all__ = ["Completion", "complete", "request_from_fields", "fields_from_request",
-           "check_unit_limits", "check", "encode_request", "decode_request"]
+           "check_built", "check_unit_limits", "check", "encode_request", "decode_request"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,16 @@ def request_from_fields(fields: dict, tm: TensorMap) -> Request:
                    fields["multicast_mask"], fields["request_id"])
 
 
+def check_built(tm: TensorMap, req: Request, config: UnitConfig) -> None:
+    """MODE_NOT_BUILT or SWIZZLE_NOT_BUILT unless ``config`` builds the request's mode and
+    the map's swizzle."""
+    if req.mode not in config.built_modes:
+        raise TmaError(ErrorCode.MODE_NOT_BUILT, "mode", req.mode.name, f"is not built (modes {config.modes})")
+    if tm.swizzle not in config.built_swizzles:
+        raise TmaError(ErrorCode.SWIZZLE_NOT_BUILT, "swizzle", tm.swizzle.name,
+                       f"is not built (swizzles {config.swizzles})")
+
+
 def check_unit_limits(tm: TensorMap, req: Request, config: UnitConfig) -> None:
     """The checks that keep a legal request inside memory the unit owns."""
     if req.operation != Operation.PREFETCH:
@@ -90,6 +102,7 @@ def _checked(image: bytes | None, fields: dict, config: UnitConfig):
         raise TmaError(ErrorCode.SLOT_INVALID, "slot", fields["slot"], "holds no valid descriptor")
     tm = decode_descriptor(image)
     req = request_from_fields(fields, tm)
+    check_built(tm, req, config)
     validate_request(tm, req)
     check_unit_limits(tm, req, config)
     return tm, req

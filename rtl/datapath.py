@@ -234,8 +234,12 @@ class Datapath(wiring.Component):
         for rec in lanes:
             coords = []
             for d, step in enumerate(rec.steps, 1):
-                coordinate = Mux(beat.gather, rows[rec.gather_row] if d == 1 else 0, beat.start[d] + step)
-                coords.append(Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)[:34].as_signed())
+                coordinate = beat.start[d] + step
+                if self.config.builds("gather4"):
+                    coordinate = Mux(beat.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
+                if self.config.pixel_walk:
+                    coordinate = Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)
+                coords.append(coordinate[:34].as_signed())
             kind = beat.chunks[rec.last_chunk]
             out.append(Coordinates(
                 alive=rec.alive, coords=coords,
@@ -264,7 +268,7 @@ class Datapath(wiring.Component):
                 window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
-                smem_address=swizzle_address(a.smem_dense, beat.swizzle), terms=[beat.base.as_signed()] + products))
+                smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles), terms=[beat.base.as_signed()] + products))
         return a2(narrow(Control, ctl), "ctl"), a2(out, "lane")
 
     def _adder_tree(self, b1, b2, ctl, lanes, offsets):

@@ -68,7 +68,7 @@ from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATI
 from .pipeline import Stage, bundle
 from .pixelwalk import pixel_walk_ahead
 from .regfile import SnapshotSignature
-from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
+from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, in_set, smem_room, smem_overflows, address_wraps,
                        first_broken)
 
 __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "ModeKinds"]
@@ -130,14 +130,21 @@ class ModeKinds:
     pixel_mode: Value   # any of the last three: rows are pixels
 
 
-def mode_kinds(req) -> ModeKinds:
+def mode_kinds(req, config: UnitConfig) -> ModeKinds:
     """A request's access mode as bits. The front end decodes them once, in stage 2, and
     passes them on with the request, so no stage starts with the mode's compares and one
-    register does not drive them all (docs/fpga.md, "Clock speed")."""
+    register does not drive them all (docs/fpga.md, "Clock speed"). The bit of a mode
+    ``config`` does not build is a constant 0: such a request is refused
+    (MODE_NOT_BUILT), and the logic that serves the mode, which that bit selects in the
+    front end, the walker and the datapath, is left out."""
     mode = req.mode.as_value()
-    im2col, wide = mode == AccessMode.IM2COL, mode == AccessMode.IM2COL_W
-    wide128 = mode == AccessMode.IM2COL_W_128
-    return ModeKinds(gather=(mode == AccessMode.GATHER4) | (mode == AccessMode.SCATTER4),
+
+    def kind(*modes):
+        built = [m for m in modes if m in config.built_modes]
+        return in_set(mode, built)
+
+    im2col, wide, wide128 = kind(AccessMode.IM2COL), kind(AccessMode.IM2COL_W), kind(AccessMode.IM2COL_W_128)
+    return ModeKinds(gather=kind(AccessMode.GATHER4, AccessMode.SCATTER4),
                      im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
 
 
@@ -279,7 +286,7 @@ class FrontEnd(wiring.Component):
         advance = ~skid_valid
         stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
         valid, request = self._accept(m, advance)
-        r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request),
+        r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
                                  slot_valid=self.snapshot.valid, snapshot=self.snapshot.data,
                                  early=decode_early(self.snapshot.data)), None)
         r = self._decode(stage, r)
@@ -368,7 +375,7 @@ class FrontEnd(wiring.Component):
         """Stage 8: every rule but the last two checked (:mod:`.validate`), one bit each;
         the box's byte count in pieces; the mixed radix's place values. Returns the stage
         and the rules' (condition, code) pairs."""
-        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid)
+        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         return stage[8](Checked(
             **self._carried(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,

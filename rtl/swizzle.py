@@ -10,10 +10,12 @@ from ..model.types import Swizzle
 __all__ = ["swizzle_address"]
 
 
-def swizzle_address(address, swizzle):
+def swizzle_address(address, swizzle, built=tuple(Swizzle)):
     """The physical address of ``address`` (a 16-byte-aligned chunk start) under the
     driver swizzle value ``swizzle`` (``CUtensorMapSwizzle``, 96B as 7). Bit 7 picks the
-    128-byte line; the 8B flip moves a chunk's start 8 bytes on odd lines."""
+    128-byte line; the 8B flip moves a chunk's start 8 bytes on odd lines. ``built``: the
+    swizzles the unit serves (``UnitConfig.built_swizzles``); the others, refused before
+    a beat is made, get no logic."""
     a = address
     line = a[7:10]
     b32 = Cat(a[:4], a[4] ^ line[0], a[5:])
@@ -26,5 +28,6 @@ def swizzle_address(address, swizzle):
     for value, swizzled in ((Swizzle.B32, b32), (Swizzle.B96, b32), (Swizzle.B64, b64),
                             (Swizzle.B128, b128), (Swizzle.B128_ATOM_32B, atom32),
                             (Swizzle.B128_ATOM_32B_FLIP_8B, flip), (Swizzle.B128_ATOM_64B, atom64)):
-        out = Mux(swizzle == value, swizzled, out)
+        if value in built:
+            out = Mux(swizzle == value, swizzled, out)
     return out

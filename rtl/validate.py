@@ -28,7 +28,7 @@ from .decode import rank_is, rank_above
 from .layouts import SPATIAL
 from .pipeline import bundle
 
-__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "rule_list", "SmemRoom", "smem_room", "smem_overflows",
+__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "unreachable", "rule_list", "in_set", "SmemRoom", "smem_room", "smem_overflows",
            "address_wraps", "first_broken", "smem_alignment_log2"]
 
 #: The codes the unit never reports, and why: rules no stored descriptor or hardware request
@@ -40,6 +40,31 @@ UNREACHABLE = frozenset({ErrorCode.OK, ErrorCode.DIM_RANGE, ErrorCode.STRIDE_RAN
                          ErrorCode.ELEMENT_STRIDE_RANGE, ErrorCode.ARRAY_LENGTH, ErrorCode.PIXELS_RANGE,
                          ErrorCode.COORD_COUNT, ErrorCode.COORD_RANGE, ErrorCode.WOFFSET_RANGE,
                          ErrorCode.FIELD_TYPE, ErrorCode.FIELD_WIDTH})
+
+
+
+def unreachable(config) -> frozenset:
+    """The codes a unit of ``config`` never reports: :data:`UNREACHABLE`; the not-built
+    codes where it builds every mode or every swizzle; and the rules that only a mode or
+    swizzle it does not build can break, since the not-built code comes first."""
+    out = set(UNREACHABLE)
+    modes, swizzles = config.built_modes, config.built_swizzles
+    if len(modes) == len(AccessMode):
+        out.add(ErrorCode.MODE_NOT_BUILT)
+    if len(swizzles) == len(Swizzle):
+        out.add(ErrorCode.SWIZZLE_NOT_BUILT)
+    only_with = {
+        ErrorCode.GATHER4_MAP: AccessMode.GATHER4 in modes,
+        ErrorCode.IM2COL_OFFSET_RANGE: AccessMode.IM2COL in modes,
+        ErrorCode.IM2COL_STORE_CORNER: AccessMode.IM2COL in modes,
+        ErrorCode.WHALO_RANGE: AccessMode.IM2COL_W in modes,
+        # TILE and IM2COL exist for every operation; the other modes for some
+        ErrorCode.OPERATION_MODE: bool(modes - {AccessMode.TILE, AccessMode.IM2COL}),
+        ErrorCode.FLIP_8B_DIRECTION: Swizzle.B128_ATOM_32B_FLIP_8B in swizzles,
+    }
+    out |= {code for code, reachable in only_with.items() if not reachable}
+    return frozenset(out)
+
 
 #: Bits of the tensor's last byte and of the stride extents, signed: four products of a
 #: stride under 2^40 and a count under 2^32 (each under 2^72) and a 64-bit address add up
@@ -61,7 +86,8 @@ def swizzle_span(swizzle_mode):
     return Array(Const(SWIZZLE_SPANS.get(mode, 0), 8) for mode in range(1 << len(swizzle_mode)))[swizzle_mode]
 
 
-def _in_set(value, members):
+def in_set(value, members):
+    """Whether ``value`` equals one of ``members`` (a constant 0 for none)."""
     out = Const(0, 1)
     for member in members:
         out = out | (value == member)
@@ -92,22 +118,22 @@ class _Rules:
         self.list.append((condition, code))
 
 
-def rule_list(d, req, kinds, extents, slot_valid):
+def rule_list(d, req, kinds, extents, slot_valid, config):
     """(broken?, code) pairs in the model's order of checking, all but the last two
     (:func:`smem_overflows`, :func:`address_wraps`). ``kinds``: the request's mode as
     bits (:class:`.frontend.ModeKinds`); ``extents``: ``stride[i-1] * dim[i]`` for
-    i = 1..3."""
+    i = 1..3; ``config``: the modes and swizzles built."""
     rule = _Rules()
     rule(~slot_valid, ErrorCode.SLOT_INVALID)
     _image_rules(rule, d)
     _tensor_map_rules(rule, d, extents)
     _swizzle_rules(rule, d)
-    _request_rules(rule, d, req, kinds)
+    _request_rules(rule, d, req, kinds, config)
     return rule.list
 
 
 def _align16b(d):
-    return _in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
+    return in_set(d.code, [_ptx(DataType.U4_ALIGN16B), _ptx(DataType.U6_ALIGN16B)])
 
 
 def _image_rules(rule, d):
@@ -160,7 +186,7 @@ def _tensor_map_rules(rule, d, extents):
          ErrorCode.BOX_INNER_BYTES)
     rule(~d.tiled & b4x16 & d.channels[0], ErrorCode.CHANNELS_RANGE)
     rule(d.wide & (d.interleave != Interleave.NONE), ErrorCode.WIDE_INTERLEAVE)
-    rule(d.wide & ~_in_set(d.swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
+    rule(d.wide & ~in_set(d.swizzle, [Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_32B]),
          ErrorCode.WIDE_SWIZZLE)
 
 
@@ -174,23 +200,28 @@ def _swizzle_rules(rule, d):
          ErrorCode.SWIZZLE_SPAN)
     for dtype, sets in PACKED_SWIZZLES.items():
         allowed = sets["load"] | sets["store"]
-        broken = ~_in_set(swizzle, allowed) | (d.wide & (swizzle == Swizzle.NONE))
+        broken = ~in_set(swizzle, allowed) | (d.wide & (swizzle == Swizzle.NONE))
         rule((d.code == _ptx(dtype)) & broken, ErrorCode.PACKED_SWIZZLE)
     rule(d.fill_nan & (~d.is_float | d.packed), ErrorCode.OOB_NAN_TYPE)
 
 
-def _request_rules(rule, d, req, kinds):
-    """The request's rules (model/request.py ``validate_request``): its mode and
-    operation against the map, its coordinates, then the rules of each mode."""
+def _request_rules(rule, d, req, kinds, config):
+    """The request's rules: the mode's number, the mode and swizzle built (model/unit.py
+    ``check_built``), then model/request.py ``validate_request``: its mode and operation
+    against the map, its coordinates, then the rules of each mode."""
     op, mode = req.operation.as_value(), req.mode.as_value()      # compared with the model's numbers
     load_side = (op == Operation.LOAD) | (op == Operation.PREFETCH)
     writes = ~load_side
     swizzle = d.swizzle
     rule(mode > AccessMode.IM2COL_W_128, ErrorCode.ENUM_RANGE)
-    modes_ok = Mux(load_side, _in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
+    # a unit built with every mode or swizzle has a constant 0 here (a mode past the
+    # enumeration broke the rule above)
+    rule(~in_set(mode, sorted(config.built_modes)) & (mode <= AccessMode.IM2COL_W_128), ErrorCode.MODE_NOT_BUILT)
+    rule(~in_set(swizzle, sorted(config.built_swizzles)), ErrorCode.SWIZZLE_NOT_BUILT)
+    modes_ok = Mux(load_side, in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
                                                AccessMode.IM2COL_W, AccessMode.IM2COL_W_128]),
-                   Mux(op == Operation.STORE, _in_set(mode, [AccessMode.TILE, AccessMode.SCATTER4, AccessMode.IM2COL]),
-                       _in_set(mode, [AccessMode.TILE, AccessMode.IM2COL])))
+                   Mux(op == Operation.STORE, in_set(mode, [AccessMode.TILE, AccessMode.SCATTER4, AccessMode.IM2COL]),
+                       in_set(mode, [AccessMode.TILE, AccessMode.IM2COL])))
     rule(~modes_ok, ErrorCode.OPERATION_MODE)
     gather, wide_mode = kinds.gather, kinds.wide | kinds.wide128
     needs = Mux(kinds.im2col, MapKind.IM2COL, Mux(wide_mode, MapKind.IM2COL_WIDE, MapKind.TILED))
@@ -207,12 +238,12 @@ def _request_rules(rule, d, req, kinds):
          ErrorCode.FLIP_8B_DIRECTION)
     rule((swizzle == Swizzle.B96) & kinds.wide128, ErrorCode.SWIZZLE_96B)
     for dtype, sets in PACKED_SWIZZLES.items():
-        direction_ok = Mux(load_side, _in_set(swizzle, sets["load"]), _in_set(swizzle, sets["store"]))
+        direction_ok = Mux(load_side, in_set(swizzle, sets["load"]), in_set(swizzle, sets["store"]))
         rule((d.code == _ptx(dtype)) & ~direction_ok, ErrorCode.PACKED_DIRECTION)
     rule(d.packed & (req.coordinates[0][:7] != 0), ErrorCode.PACKED_COORD)
     reduce_ok = Const(0, 1)
     for reduce_op, dtypes in REDUCE_TYPES.items():
-        reduce_ok = reduce_ok | ((req.reduce_op.as_value() == reduce_op) & _in_set(d.code, [_ptx(t) for t in dtypes]))
+        reduce_ok = reduce_ok | ((req.reduce_op.as_value() == reduce_op) & in_set(d.code, [_ptx(t) for t in dtypes]))
     rule((op == Operation.REDUCE) & ~reduce_ok, ErrorCode.REDUCE_TYPE)
     align_log2 = smem_alignment_log2(swizzle)
     misaligned = Const(0, 1)

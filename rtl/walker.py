@@ -161,7 +161,10 @@ class Walker(wiring.Component):
         current = Signal(job_layout(self.config))       # the job being walked
         odometers = self._odometers(m, current)
         control = self._control(m)
-        pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
+        if self.config.pixel_walk:
+            pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
+        else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
+            pixel, lane_pixels, next_pixel = None, [], None
         self._emit(m, current, control, odometers, lane_pixels)
         self._take_job(m, current, control, odometers)
         self._advance(m, control, odometers, pixel, next_pixel)
@@ -256,8 +259,9 @@ class Walker(wiring.Component):
             record.completion.code.eq(current.code),
             record.completion.transaction_bytes.eq(current.transaction_bytes),
         ]
+        for j, lane_digits in enumerate(odometers.digits):
+            m.d.sync += [record.lane_digits[j][i].eq(digit) for i, digit in enumerate(lane_digits)]
         for j, lane_pixel in enumerate(lane_pixels):
-            m.d.sync += [record.lane_digits[j][i].eq(digit) for i, digit in enumerate(odometers.digits[j])]
             m.d.sync += [record.lane_pixel[j][i].eq(value) for i, value in enumerate(pixel_coordinates(lane_pixel))]
 
     def _take_job(self, m, current, control, odometers):
@@ -281,7 +285,8 @@ class Walker(wiring.Component):
                 m.d.sync += [control.busy.eq(self.job.valid), control.beat_index.eq(0),
                              odometers.alive.eq(payload.lane_alive), control.remaining.eq(payload.beats),
                              control.last.eq(payload.one_beat), control.two_left.eq(payload.beats == 2)]
-                m.d.sync += first_pixel(pixel, payload.pixels)
+                if pixel is not None:
+                    m.d.sync += first_pixel(pixel, payload.pixels)
                 for j, lane_digits in enumerate(odometers.digits):
                     for i, digit in enumerate(lane_digits):
                         start, safe = payload.lane_digits[j][i], payload.step_safe[i]
@@ -289,8 +294,10 @@ class Walker(wiring.Component):
                         m.d.sync += [digit.eq(start), room.eq(safe - start), room_less.eq(safe - start - 1)]
             with m.Else():      # not free: busy
                 m.d.sync += [odometers.alive.eq(odometers.next_alive), control.beat_index.eq(control.beat_index + 1),
-                             pixel.eq(next_pixel), control.remaining.eq(control.remaining - 1),
+                             control.remaining.eq(control.remaining - 1),
                              control.last.eq(control.two_left), control.two_left.eq(control.remaining == 3)]
+                if pixel is not None:
+                    m.d.sync += pixel.eq(next_pixel)
                 for j, lane_digits in enumerate(odometers.digits):
                     new_digits, new_rooms, _ = odometers.stepped[j]
                     for i, digit in enumerate(lane_digits):

@@ -28,7 +28,7 @@ from ..model.layout import decode_descriptor
 from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
 from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
-from ..rtl.validate import UNREACHABLE
+from ..rtl.validate import unreachable
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
                     model_answers, ready_pattern, request_gaps)
@@ -513,15 +513,17 @@ class _InProcess(concurrent.futures.Executor):
 
 # -- the report -----------------------------------------------------------------------------
 
-def buckets_possible() -> list[str]:
+def buckets_possible(config: UnitConfig = UnitConfig()) -> list[str]:
     """Every access mode x operation x swizzle x element type bucket a legal request can
-    fall in (the generators' reach): the coverage report's denominator."""
+    fall in (the generators' reach) on a unit of ``config`` (its modes and swizzles): the
+    coverage report's denominator."""
     from .generate import CASE_KINDS, legal_case
     found = set()
     for kind in CASE_KINDS:
         for k in range(3000):
             tm, req = legal_case(RandomDraw(f"buckets:{kind}:{k}"), kind)
-            found.add("/".join([req.mode.name, req.operation.name, tm.swizzle.name, tm.dtype.name]))
+            if req.mode in config.built_modes and tm.swizzle in config.built_swizzles:
+                found.add("/".join([req.mode.name, req.operation.name, tm.swizzle.name, tm.dtype.name]))
     return sorted(found)
 
 
@@ -543,7 +545,8 @@ def format_report(report: dict, possible: list[str] | None = None) -> str:
     lines.append("error codes (completions, RTL and model alike):")
     codes = [code.name for code in ErrorCode]
     lines.append("  " + ", ".join(f"{name} {coverage.codes[name]:,}" for name in codes if coverage.codes[name]))
-    missing = [code.name for code in ErrorCode if not coverage.codes[code.name] and code not in UNREACHABLE]
+    never = unreachable(UnitConfig(**report["config"]))
+    missing = [code.name for code in ErrorCode if not coverage.codes[code.name] and code not in never]
     lines.append("  not hit, of those the unit can report: " + (", ".join(missing) if missing else "none"))
     pairs = Counter()
     for bucket, count in coverage.buckets.items():

@@ -331,10 +331,22 @@ def _finish(config, images: dict, requests: list, draw, **faults) -> Scenario:
                     **faults)
 
 
+#: The access-mode family (``UnitConfig.modes``) of each kind of case.
+_FAMILY = {"tiled": "tiled", "gather4": "gather4", "im2col": "im2col", "wide": "im2col_w"}
+
+
 def _legal_pairs(draw, config, count, max_rows=16, kinds=CASE_KINDS):
+    """``count`` legal (image, request fields) pairs. On a unit built without some modes
+    or swizzles, three in four cases of those are drawn again, so most cases exercise
+    what is built and the rest its refusal (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT)."""
     pairs = []
     while len(pairs) < count:
-        tm, req = legal_case(draw, draw.choice(kinds), max_rows)
+        kind = draw.choice(kinds)
+        if not config.builds(_FAMILY[kind]) and draw.integers(0, 3):
+            continue
+        tm, req = legal_case(draw, kind, max_rows)
+        if tm.swizzle not in config.built_swizzles and draw.integers(0, 3):
+            continue
         fields = fields_from_request(req, 0)
         del fields["slot"]              # the scenario places it
         pairs.append((encode_descriptor(tm), fields))

@@ -175,7 +175,7 @@ def cmd_layout(args) -> int:
 def cmd_demo(args) -> int:
     from .model.config import UnitConfig
     from .sim.demo import run_demo
-    config = UnitConfig(lanes=args.lanes)
+    config = UnitConfig(lanes=args.lanes, **_built(args))
     if args.copies < 1:                 # no copies would pass every case without running one
         raise TmaError(ErrorCode.ENUM_RANGE, "copies", args.copies, "is not 1 or more")
     print(f"tma-unit demo: {args.copies} back-to-back copies of each case through the RTL "
@@ -196,7 +196,7 @@ def cmd_demo(args) -> int:
 def cmd_export(args) -> int:
     from .export import export_rtlil, export_verilog
     from .model.config import UnitConfig
-    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width)
+    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
     text = export_rtlil(config) if args.rtlil else export_verilog(config)
     if args.output == "-":
         sys.stdout.write(text)
@@ -228,8 +228,9 @@ def _int_list(text: str, field_name: str) -> list[int]:
 def cmd_explore(args) -> int:
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot
-    points = [Point(lanes, slots, width) for lanes in _int_list(args.lanes, "lanes")
-              for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")]
+    points = [Point(lanes, slots, width, modes, swizzles) for lanes in _int_list(args.lanes, "lanes")
+              for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
+              for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     if not 0 < args.ready <= 1:         # never ready (0, negative, NaN) would never finish
@@ -242,11 +243,12 @@ def cmd_explore(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
     pictures = plot(rows, out)
-    print(f"{'lanes':>5} {'slots':>5} {'workload':20} {'B/cycle':>8} {'of SM':>6} {'cyc/tile':>9} "
-          f"{'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
+    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'workload':20} {'B/cycle':>8} {'of SM':>6} "
+          f"{'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
     show = lambda v, f="": "-" if v is None else format(v, f)
     for r in rows:
-        print(f"{r.lanes:>5} {r.slots:>5} {r.workload:20} {r.bytes_per_cycle:>8.2f} {r.fraction_of_sm:>6.1%} "
+        print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.workload:20} {r.bytes_per_cycle:>8.2f} "
+              f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
               f"{show(r.fmax_mhz, '.1f'):>6} {show(r.gbytes_per_second, '.2f'):>6}")
     print(f"wrote {out / 'explore.csv'}, " + ", ".join(str(p) for p in pictures))
@@ -256,7 +258,7 @@ def cmd_explore(args) -> int:
 def cmd_build(args) -> int:
     from .constraints.ulx3s import build
     from .model.config import UnitConfig
-    config = UnitConfig(lanes=args.lanes, slots=args.slots)
+    config = UnitConfig(lanes=args.lanes, slots=args.slots, **_built(args))
     print(f"building the prototyping top for the ULX3S {args.device} (lanes {config.lanes}, slots {config.slots}, "
           f"{args.mhz:g} MHz) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
     result = build(config, args.device, args.mhz, args.output)
@@ -312,7 +314,7 @@ def cmd_verify(args) -> int:
             return 1
         print(f"{args.replay}: {len(scenario.requests)} requests, no difference on {backend}")
         return 0
-    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width)
+    config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
     for name in ("scenarios", "cases", "seconds", "workers"):
         value = getattr(args, name)
         if value is not None and not (float(value) > 0 if name == "seconds" else _flag_int(value, f"--{name}") > 0):
@@ -332,7 +334,7 @@ def cmd_verify(args) -> int:
                                    progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         print(file=sys.stderr)
-    print(campaign.format_report(report, campaign.buckets_possible()))
+    print(campaign.format_report(report, campaign.buckets_possible(config)))
     if args.json:
         Path(args.json).write_text(json.dumps(campaign.report_to_json(report), indent=1) + "\n")
     unit = None
@@ -410,6 +412,24 @@ def _add_case_arguments(parser) -> None:
     parser.add_argument("--mode", help="TILE, GATHER4, SCATTER4, IM2COL, IM2COL_W, IM2COL_W_128")
 
 
+def _add_built_options(parser, sweep=False):
+    """``--modes`` and ``--swizzles``: what the unit is built with (UnitConfig); a sweep
+    takes comma-separated lists of them."""
+    from .model.config import ALL_MODES, MODE_FAMILIES, SWIZZLE_SETS
+    many = "comma-separated choices of " if sweep else ""
+    parser.add_argument("--modes", default="all",
+                        help=f"{many}access-mode families built: 'all' (default) or some of "
+                             f"{', '.join(MODE_FAMILIES)} joined by '+', tiled among them (e.g. tiled+gather4)")
+    parser.add_argument("--swizzles", default="all",
+                        help=f"{many}swizzles built: {' or '.join(SWIZZLE_SETS)} (default all; sm90: no sm_100 "
+                             "atomicities or 96B)")
+
+
+def _built(args) -> dict:
+    """The ``modes`` and ``swizzles`` arguments of a UnitConfig from the flags."""
+    return {"modes": args.modes, "swizzles": args.swizzles}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tma-unit", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -425,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "Verilog (the compiled ones built on first use; Verilator needs `verilator` on PATH)")
     demo.add_argument("--copies", type=int, default=4, help="back-to-back requests of each case")
     demo.add_argument("--vcd", help="write a waveform per case: PATH.vcd gives PATH-<case>.vcd")
+    _add_built_options(demo)
     demo.set_defaults(run=cmd_demo)
     draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout",
                           description="A PNG of a copy's shared-memory layout. " + INPUT_POLICY)
@@ -438,11 +459,13 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--slots", type=int, default=8)
     export.add_argument("--address-width", type=int, default=64)
     export.add_argument("--rtlil", action="store_true", help="write RTLIL instead of Verilog")
+    _add_built_options(export)
     export.set_defaults(run=cmd_export)
     explore = sub.add_parser("explore", help="sweep configurations over workloads: bandwidth, area, Fmax")
     explore.add_argument("--lanes", default="1,2", help="comma-separated lane counts (default 1,2)")
     explore.add_argument("--slots", default="8", help="comma-separated descriptor slot counts (default 8)")
     explore.add_argument("--address-width", default="64", help="comma-separated address widths (default 64)")
+    _add_built_options(explore, sweep=True)
     explore.add_argument("--workloads", help="comma-separated workload names (default: all)")
     explore.add_argument("--ready", type=float, default=1.0,
                          help="probability the beat stream is ready in a cycle (default 1.0)")
@@ -462,6 +485,7 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--mhz", type=float, default=DEFAULT_MHZ,
                        help=f"the unit's clock, from the PLL (default {DEFAULT_MHZ:g}: met by a routed build)")
     build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
+    _add_built_options(build)
     build.set_defaults(run=cmd_build)
     verify = sub.add_parser("verify", help="a campaign: the RTL in lockstep with the model on generated cases",
                             description="The RTL in lockstep with the golden model on generated scenarios "
@@ -480,6 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--lanes", type=int, default=1)
     verify.add_argument("--slots", type=int, default=8)
     verify.add_argument("--address-width", type=int, default=64)
+    _add_built_options(verify)
     verify.add_argument("--out", default="verify-failures", help="folder for reproducers (default verify-failures)")
     verify.add_argument("--json", help="write the report as JSON to this file")
     verify.add_argument("--replay", help="run one reproducer file again")

@@ -15,13 +15,13 @@ from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 
-from .model.config import UnitConfig
+from .model.config import UnitConfig, ALL_MODES
 from .model.timing import predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
 
-__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "SM_BYTES_PER_CYCLE"]
+__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
 #: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
 #: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
@@ -34,9 +34,12 @@ class Point:
     lanes: int
     slots: int
     address_width: int = 64
+    modes: str = "all"
+    swizzles: str = "all"
 
     def config(self) -> UnitConfig:
-        return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width)
+        return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
+                          modes=self.modes, swizzles=self.swizzles)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Row:
     lanes: int
     slots: int
     address_width: int
+    modes: str
+    swizzles: str
     workload: str
     requests: int
     bytes: int
@@ -73,8 +78,8 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
     rows = []
     for name in workloads:
         work = WORKLOADS[name]
-        if len(work.maps) > config.slots:
-            continue                    # the workload needs more descriptors than the unit holds
+        if not work.served_by(config):
+            continue                    # more descriptors, or a mode or swizzle the unit does not build
         images, valid, requests = work.stream(config)
         checks = [check(images[r["slot"]], r, config) for r in requests]
         moved = sum(count for _, count in checks)
@@ -82,7 +87,8 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
                          [0] * len(requests), ready)
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
-        rows.append(Row(point.lanes, point.slots, point.address_width, name, len(requests), moved, timing.cycles,
+        rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles, name,
+                        len(requests), moved, timing.cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
                         round(timing.cycles / work.tiles, 1),
                         area.luts if area else None, area.flip_flops if area else None,
@@ -123,31 +129,68 @@ def write_csv(rows: list[Row], path: Path) -> None:
         writer.writerows(asdict(row) for row in rows)
 
 
+def _key(row: Row) -> tuple:
+    """A row's configuration."""
+    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles)
+
+
+def _label(key: tuple) -> str:
+    lanes, slots, width, modes, swizzles = key
+    text = f"{lanes} lane{'s' if lanes > 1 else ''}, {slots} slots"
+    if width != 64:
+        text += f", {width}-bit"
+    if modes != ALL_MODES:
+        text += f", {modes}"
+    if swizzles != "all":
+        text += f", {swizzles} swizzles"
+    return text
+
+
+def pareto_front(points: list[tuple]) -> list[tuple]:
+    """The (area, bandwidth, ...) points no other point beats: none with less or equal
+    area has more bandwidth. In order of area."""
+    front, best = [], float("-inf")
+    for point in sorted(points, key=lambda p: (p[0], -p[1])):
+        if point[1] > best:
+            front.append(point)
+            best = point[1]
+    return front
+
+
 def plot(rows: list[Row], folder: Path) -> list[Path]:
-    """Two PNGs: bandwidth against area (one marker per configuration, averaged over the
-    workloads), and bandwidth per workload (one bar per configuration)."""
+    """Two PNGs: bandwidth against area (one marker per configuration: its bytes per
+    cycle averaged over the workloads every configuration of the sweep serves, the Pareto
+    front drawn through the points no smaller one beats, Fmax written beside each point
+    placed and routed), and bandwidth per workload (one bar per configuration)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     folder = Path(folder)
-    configs = sorted({(r.lanes, r.slots, r.address_width) for r in rows})
-    label = lambda c: f"{c[0]} lane{'s' if c[0] > 1 else ''}, {c[1]} slots" + ("" if c[2] == 64 else f", {c[2]}-bit")
+    configs = sorted({_key(r) for r in rows})
+    common = set.intersection(*({r.workload for r in rows if _key(r) == c} for c in configs)) if configs else set()
     written = []
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    points = []
     for c in configs:
-        mine = [r for r in rows if (r.lanes, r.slots, r.address_width) == c]
-        mean = sum(r.bytes_per_cycle for r in mine) / len(mine)
-        area = mine[0].luts
-        if area is None:
+        mine = [r for r in rows if _key(r) == c and r.workload in common]
+        if not mine or mine[0].luts is None:
             continue
+        points.append((mine[0].luts, sum(r.bytes_per_cycle for r in mine) / len(mine), c, mine[0].fmax_mhz))
+    for area, mean, c, fmax in points:
         ax.scatter(area, mean, s=60)
-        ax.annotate(label(c), (area, mean), textcoords="offset points", xytext=(6, -4), fontsize=8)
+        text = _label(c) + ("" if fmax is None else f", {fmax:.0f} MHz")
+        ax.annotate(text, (area, mean), textcoords="offset points", xytext=(6, -4), fontsize=7)
+    front = pareto_front(points)
+    if len(front) > 1:
+        ax.plot([p[0] for p in front], [p[1] for p in front], color="black", linewidth=1, linestyle=":",
+                label="Pareto front")
+        ax.legend(fontsize=8, loc="lower right")
     ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.text(ax.get_xlim()[0], SM_BYTES_PER_CYCLE, " one SM's shared memory, 128 B/cycle", va="bottom", fontsize=8)
     ax.set_xlabel("ECP5 logic cells (LUT4s, carry cells as two)")
-    ax.set_ylabel("bytes per cycle (mean over workloads)")
+    ax.set_ylabel(f"bytes per cycle (mean over {len(common)} workloads)")
     ax.set_title("Copy unit bandwidth against area")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -159,14 +202,14 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     width = 0.8 / max(1, len(configs))
     for k, c in enumerate(configs):
-        values = {r.workload: r.bytes_per_cycle for r in rows if (r.lanes, r.slots, r.address_width) == c}
+        values = {r.workload: r.bytes_per_cycle for r in rows if _key(r) == c}
         xs = [i + k * width for i, n in enumerate(names) if n in values]
-        ax.bar(xs, [values[n] for n in names if n in values], width, label=label(c))
+        ax.bar(xs, [values[n] for n in names if n in values], width, label=_label(c))
     ax.set_xticks([i + width * (len(configs) - 1) / 2 for i in range(len(names))], names, rotation=15, fontsize=8)
     ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.set_ylabel("bytes per cycle")
     ax.set_title("Bandwidth per workload")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     written.append(folder / "bandwidth-per-workload.png")

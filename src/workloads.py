@@ -50,6 +50,13 @@ class Workload:
     requests: tuple             # (map index, Request) in issue order
     tiles: int
 
+    def served_by(self, config: UnitConfig) -> bool:
+        """Whether a unit of ``config`` builds every mode and swizzle the workload uses
+        and holds its descriptors."""
+        return (len(self.maps) <= config.slots
+                and all(req.mode in config.built_modes for _, req in self.requests)
+                and all(tm.swizzle in config.built_swizzles for tm in self.maps))
+
     def stream(self, config: UnitConfig):
         """(descriptor images by slot, SLOT_VALID mask, hardware request fields) on a unit
         configured as ``config``; the maps take slots 0, 1, ..."""
