@@ -135,12 +135,18 @@ def _key(row: Row) -> tuple:
 
 
 def _label(key: tuple) -> str:
-    lanes, slots, width, modes, swizzles = key
-    text = f"{lanes} lane{'s' if lanes > 1 else ''}, {slots} slots"
+    """A configuration's name: its lanes, then :func:`_option_label`."""
+    lanes = key[0]
+    return f"{lanes} lane{'s' if lanes > 1 else ''}, " + _option_label(key)
+
+
+def _option_label(key: tuple) -> str:
+    """What a configuration builds besides its lanes: slots, address width, modes, swizzles."""
+    _, slots, width, modes, swizzles = key
+    text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
-    if modes != ALL_MODES:
-        text += f", {modes}"
+    text += ", every mode" if modes == ALL_MODES else f", {modes}"
     if swizzles != "all":
         text += f", {swizzles} swizzles"
     return text
@@ -178,15 +184,19 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
         if not mine or mine[0].luts is None:
             continue
         points.append((mine[0].luts, sum(r.bytes_per_cycle for r in mine) / len(mine), c, mine[0].fmax_mhz))
+    options = list(dict.fromkeys(_option_label(c) for _, _, c, _ in points))      # a colour each
+    for k, option in enumerate(options):
+        mine = [p for p in points if _option_label(p[2]) == option]
+        ax.scatter([p[0] for p in mine], [p[1] for p in mine], s=50, color=f"C{k}", label=option, zorder=3)
     for area, mean, c, fmax in points:
-        ax.scatter(area, mean, s=60)
-        text = _label(c) + ("" if fmax is None else f", {fmax:.0f} MHz")
-        ax.annotate(text, (area, mean), textcoords="offset points", xytext=(6, -4), fontsize=7)
+        text = f"{c[0]}" + ("" if fmax is None else f", {fmax:.0f} MHz")
+        ax.annotate(text, (area, mean), textcoords="offset points", xytext=(5, -10), fontsize=7)
     front = pareto_front(points)
     if len(front) > 1:
         ax.plot([p[0] for p in front], [p[1] for p in front], color="black", linewidth=1, linestyle=":",
                 label="Pareto front")
-        ax.legend(fontsize=8, loc="lower right")
+    if points:
+        ax.legend(fontsize=7, loc="lower right", title="numbers: lanes", title_fontsize=7)
     ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.text(ax.get_xlim()[0], SM_BYTES_PER_CYCLE, " one SM's shared memory, 128 B/cycle", va="bottom", fontsize=8)
     ax.set_xlabel("ECP5 logic cells (LUT4s, carry cells as two)")

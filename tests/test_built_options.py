@@ -142,7 +142,7 @@ CAMPAIGN_CONFIGS = [
 def test_campaign_on_a_unit_built_without_some_modes(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
     difference, every built mode and operation completes OK, the others are refused."""
-    report = run_campaign(config, backend, seed=31, scenarios=600, workers=1)
+    report = run_campaign(config, backend, seed=31, scenarios=300, workers=1)
     coverage = report["coverage"]
     assert not report["failures"], report["failures"][0].report
     assert coverage.codes["MODE_NOT_BUILT"] > 0

@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tma_unit.cli import main
-from tma_unit.explore import Point, evaluate, explore, plot, write_csv, SM_BYTES_PER_CYCLE
+from tma_unit.explore import Point, evaluate, explore, pareto_front, plot, write_csv, SM_BYTES_PER_CYCLE
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.errors import ErrorCode
 from tma_unit.model.timing import BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES
@@ -50,6 +50,25 @@ def test_back_to_back_gemm_tiles_run_at_the_lane_rate(lanes):
     assert row.bytes_per_cycle == round(row.bytes / row.cycles, 3)
     assert row.fraction_of_sm == round(row.bytes / row.cycles / SM_BYTES_PER_CYCLE, 4)
     assert row.luts is None and row.fmax_mhz is None
+
+
+def test_a_unit_built_without_a_workload_s_modes_or_swizzles_leaves_it_out():
+    """gather-moe-rows uses gather4, the convolution im2col, the GEMMs the 128B swizzle
+    (sm90's): a tiled unit with sm90 swizzles serves the GEMMs and attention alone, at the
+    full unit's rate."""
+    tiled = evaluate(Point(1, 8, modes="tiled", swizzles="sm90"), list(WORKLOADS), synthesis="none")
+    full = evaluate(Point(1, 8), list(WORKLOADS), synthesis="none")
+    assert {r.workload for r in tiled} == {"gemm-cutlass-sm90", "gemm-deepgemm-fp8", "attention-fa3"}
+    assert {r.workload for r in full} == set(WORKLOADS)
+    by_name = {r.workload: r for r in full}
+    for row in tiled:
+        assert (row.modes, row.swizzles) == ("tiled", "sm90")
+        assert (row.bytes, row.cycles) == (by_name[row.workload].bytes, by_name[row.workload].cycles)
+
+
+def test_pareto_front_keeps_the_points_no_smaller_one_beats():
+    points = [(10, 1.0, "a"), (20, 0.5, "b"), (20, 3.0, "c"), (15, 2.0, "d"), (30, 3.0, "e"), (40, 4.0, "f")]
+    assert pareto_front(points) == [(10, 1.0, "a"), (15, 2.0, "d"), (20, 3.0, "c"), (40, 4.0, "f")]
 
 
 def test_backpressure_lowers_the_rate():
