@@ -141,7 +141,7 @@ def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
 def without_swizzle(monkeypatch):
     """The bug: the datapath passes the dense shared-memory address through unswizzled."""
     import tma_unit.rtl.datapath
-    monkeypatch.setattr(tma_unit.rtl.datapath, "swizzle_address", lambda address, swizzle: address)
+    monkeypatch.setattr(tma_unit.rtl.datapath, "swizzle_address", lambda address, swizzle, built: address)
 
 
 #: Copies the bug cannot touch (no swizzle) before the one it shows in, so that the
