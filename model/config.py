@@ -3,7 +3,7 @@ explorer all read (lanes, descriptor slots, address widths, shared-memory size, 
 access modes and swizzles built).
 """
 
-from dataclasses import dataclass, asdict, fields
+from dataclasses import dataclass, asdict
 
 from .errors import ErrorCode, TmaError
 from .tensormap import parse_int
@@ -76,10 +76,11 @@ class UnitConfig:
     swizzles: str = "all"
 
     def __post_init__(self):
-        for f in fields(self):          # ints only: lanes=True or 1.0 is no lane count
-            if f.type is int:
-                object.__setattr__(self, f.name, parse_int(getattr(self, f.name), f"config.{f.name}"))
+        for name in _INT_FIELDS:        # ints only: lanes=True or 1.0 is no lane count
+            object.__setattr__(self, name, parse_int(getattr(self, name), f"config.{name}"))
         self._parse_modes()
+        if not isinstance(self.swizzles, str):
+            raise TmaError(ErrorCode.FIELD_TYPE, "config.swizzles", repr(self.swizzles), "is not a string")
         if self.swizzles not in SWIZZLE_SETS:
             raise TmaError(ErrorCode.ENUM_RANGE, "config.swizzles", self.swizzles,
                            f"is not one of {', '.join(SWIZZLE_SETS)}")
@@ -124,8 +125,8 @@ class UnitConfig:
         return family in self.modes.split("+")
 
     @property
-    def pixel_walk(self) -> bool:
-        """Whether a mode whose rows are pixels (the im2col family) is built."""
+    def builds_im2col_family(self) -> bool:
+        """Whether a mode whose rows are pixels (im2col, im2col::w, ::w::128) is built."""
         return self.builds("im2col") or self.builds("im2col_w")
 
     @property
@@ -135,3 +136,7 @@ class UnitConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+#: The fields that hold integers (the others name what is built).
+_INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth")

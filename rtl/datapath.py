@@ -237,7 +237,7 @@ class Datapath(wiring.Component):
                 coordinate = beat.start[d] + step
                 if self.config.builds("gather4"):
                     coordinate = Mux(beat.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
-                if self.config.pixel_walk:
+                if self.config.builds_im2col_family:
                     coordinate = Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)
                 coords.append(coordinate[:34].as_signed())
             kind = beat.chunks[rec.last_chunk]

@@ -48,7 +48,9 @@ A rejected request becomes a job with its error code: it emits no beats and comp
 in order with the others.
 """
 
+from functools import reduce
 from itertools import zip_longest
+from operator import or_
 
 from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
@@ -68,7 +70,7 @@ from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATI
 from .pipeline import Stage, bundle
 from .pixelwalk import pixel_walk_ahead
 from .regfile import SnapshotSignature
-from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, in_set, smem_room, smem_overflows, address_wraps,
+from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
                        first_broken)
 
 __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "ModeKinds"]
@@ -140,8 +142,8 @@ def mode_kinds(req, config: UnitConfig) -> ModeKinds:
     mode = req.mode.as_value()
 
     def kind(*modes):
-        built = [m for m in modes if m in config.built_modes]
-        return in_set(mode, built)
+        compares = [mode == m for m in modes if m in config.built_modes]
+        return reduce(or_, compares) if compares else Const(0, 1)
 
     im2col, wide, wide128 = kind(AccessMode.IM2COL), kind(AccessMode.IM2COL_W), kind(AccessMode.IM2COL_W_128)
     return ModeKinds(gather=kind(AccessMode.GATHER4, AccessMode.SCATTER4),

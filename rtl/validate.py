@@ -28,8 +28,8 @@ from .decode import rank_is, rank_above
 from .layouts import SPATIAL
 from .pipeline import bundle
 
-__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "unreachable", "rule_list", "in_set", "SmemRoom", "smem_room", "smem_overflows",
-           "address_wraps", "first_broken", "smem_alignment_log2"]
+__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "unreachable", "rule_list", "in_set", "SmemRoom",
+           "smem_room", "smem_overflows", "address_wraps", "first_broken", "smem_alignment_log2"]
 
 #: The codes the unit never reports, and why: rules no stored descriptor or hardware request
 #: can break, since the encodings cannot hold the value (a dimension of 0 or past 2^32, a
@@ -42,7 +42,6 @@ UNREACHABLE = frozenset({ErrorCode.OK, ErrorCode.DIM_RANGE, ErrorCode.STRIDE_RAN
                          ErrorCode.FIELD_TYPE, ErrorCode.FIELD_WIDTH})
 
 
-
 def unreachable(config) -> frozenset:
     """The codes a unit of ``config`` never reports: :data:`UNREACHABLE`; the not-built
     codes where it builds every mode or every swizzle; and the rules that only a mode or
@@ -53,6 +52,7 @@ def unreachable(config) -> frozenset:
         out.add(ErrorCode.MODE_NOT_BUILT)
     if len(swizzles) == len(Swizzle):
         out.add(ErrorCode.SWIZZLE_NOT_BUILT)
+    # the request rules of _request_rules below that test a mode's kind or a swizzle
     only_with = {
         ErrorCode.GATHER4_MAP: AccessMode.GATHER4 in modes,
         ErrorCode.IM2COL_OFFSET_RANGE: AccessMode.IM2COL in modes,
@@ -214,10 +214,13 @@ def _request_rules(rule, d, req, kinds, config):
     writes = ~load_side
     swizzle = d.swizzle
     rule(mode > AccessMode.IM2COL_W_128, ErrorCode.ENUM_RANGE)
-    # a unit built with every mode or swizzle has a constant 0 here (a mode past the
-    # enumeration broke the rule above)
-    rule(~in_set(mode, sorted(config.built_modes)) & (mode <= AccessMode.IM2COL_W_128), ErrorCode.MODE_NOT_BUILT)
-    rule(~in_set(swizzle, sorted(config.built_swizzles)), ErrorCode.SWIZZLE_NOT_BUILT)
+    # only a unit built without some modes or swizzles has these rules, so a full unit's
+    # rule list is the same as without the option (a mode past the enumeration broke the
+    # rule above: in_set of the built modes needs no range test)
+    if config.built_modes != set(AccessMode):
+        rule(~in_set(mode, sorted(config.built_modes)), ErrorCode.MODE_NOT_BUILT)
+    if config.built_swizzles != set(Swizzle):
+        rule(~in_set(swizzle, sorted(config.built_swizzles)), ErrorCode.SWIZZLE_NOT_BUILT)
     modes_ok = Mux(load_side, in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
                                                AccessMode.IM2COL_W, AccessMode.IM2COL_W_128]),
                    Mux(op == Operation.STORE, in_set(mode, [AccessMode.TILE, AccessMode.SCATTER4, AccessMode.IM2COL]),

@@ -161,7 +161,7 @@ class Walker(wiring.Component):
         current = Signal(job_layout(self.config))       # the job being walked
         odometers = self._odometers(m, current)
         control = self._control(m)
-        if self.config.pixel_walk:
+        if self.config.builds_im2col_family:
             pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
             pixel, lane_pixels, next_pixel = None, [], None
@@ -261,8 +261,9 @@ class Walker(wiring.Component):
         ]
         for j, lane_digits in enumerate(odometers.digits):
             m.d.sync += [record.lane_digits[j][i].eq(digit) for i, digit in enumerate(lane_digits)]
-        for j, lane_pixel in enumerate(lane_pixels):
-            m.d.sync += [record.lane_pixel[j][i].eq(value) for i, value in enumerate(pixel_coordinates(lane_pixel))]
+            if lane_pixels:
+                m.d.sync += [record.lane_pixel[j][i].eq(value)
+                             for i, value in enumerate(pixel_coordinates(lane_pixels[j]))]
 
     def _take_job(self, m, current, control, odometers):
         """The job's constants, in groups of bits each loaded by a ``take`` of its own."""
@@ -293,11 +294,10 @@ class Walker(wiring.Component):
                         room, room_less = odometers.rooms[j][i]
                         m.d.sync += [digit.eq(start), room.eq(safe - start), room_less.eq(safe - start - 1)]
             with m.Else():      # not free: busy
+                pixel_step = [] if pixel is None else [pixel.eq(next_pixel)]
                 m.d.sync += [odometers.alive.eq(odometers.next_alive), control.beat_index.eq(control.beat_index + 1),
-                             control.remaining.eq(control.remaining - 1),
+                             *pixel_step, control.remaining.eq(control.remaining - 1),
                              control.last.eq(control.two_left), control.two_left.eq(control.remaining == 3)]
-                if pixel is not None:
-                    m.d.sync += pixel.eq(next_pixel)
                 for j, lane_digits in enumerate(odometers.digits):
                     new_digits, new_rooms, _ = odometers.stepped[j]
                     for i, digit in enumerate(lane_digits):

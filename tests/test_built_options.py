@@ -100,7 +100,7 @@ def test_configuration_names_families_in_one_order():
     config = UnitConfig(modes="im2col_w+tiled")
     assert config.modes == "tiled+im2col_w"
     assert config.built_modes == {AccessMode.TILE, AccessMode.IM2COL_W, AccessMode.IM2COL_W_128}
-    assert config.pixel_walk and not UnitConfig(modes="tiled+gather4").pixel_walk
+    assert config.builds_im2col_family and not UnitConfig(modes="tiled+gather4").builds_im2col_family
     assert UnitConfig(swizzles="sm90").built_swizzles == {Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128}
 
 
