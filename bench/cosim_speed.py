@@ -16,7 +16,12 @@ with clang, the one-partition library about two; cached after). Cycles per secon
 count the batched simulation call alone; the model check and the Python replay are timed
 separately. docs/cosim.md explains the figures.
 
+Beside them, the gated CXXRTL batch on a unit built with fewer modes and swizzles
+(``--also``, default tiled/sm90: docs/exploration.md), the same work: what the smaller
+design buys the simulation.
+
 Run: python bench/cosim_speed.py [--requests-pysim 2] [--requests-cxxrtl 40] [--optimize FLAGS] [--repeat 3]
+[--also MODES/SWIZZLES]
 """
 
 import argparse
@@ -59,6 +64,8 @@ def main():
     parser.add_argument("--requests-cxxrtl", type=int, default=40)
     parser.add_argument("--optimize", default=FAST, help="the C++ compiler's optimisation flags")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each backend; the fastest counts")
+    parser.add_argument("--also", default="tiled/sm90",
+                        help="modes/swizzles of a second unit whose gated CXXRTL batch runs beside ('' for none)")
     args = parser.parse_args()
     config = UnitConfig(lanes=1)
 
@@ -88,6 +95,13 @@ def main():
     checked = run_cxxrtl(scenario(config, 4), unit)          # the checked path, for its cost
     check_seconds = time.perf_counter() - start
 
+    also = None
+    if args.also:
+        modes, _, swizzles = args.also.partition("/")
+        smaller = UnitConfig(lanes=1, modes=modes, swizzles=swizzles or "all")
+        smaller_unit = CxxrtlUnit(smaller, args.optimize)
+        also = (smaller, best(lambda: batched_rate(smaller_unit, work)))
+
     whole = CxxrtlUnit(config, args.optimize, gated=())      # one partition, no gating
     w_cycles, w_seconds = best(lambda: batched_rate(whole, work))
 
@@ -103,6 +117,10 @@ def main():
     print(f"{'backend':36} {'cycles':>9} {'seconds':>8} {'cycles/s':>12}")
     print(f"{'Amaranth pysim (checked)':36} {py_cycles:>9} {py_seconds:>8.2f} {py_rate:>12,.0f}")
     print(f"{'CXXRTL ' + args.optimize + ' batched call':36} {cycles:>9} {batch_seconds:>8.2f} {cxx_rate:>12,.0f}")
+    if also:
+        smaller, (a_cycles, a_seconds) = also
+        print(f"{'CXXRTL same, ' + smaller.modes + '/' + smaller.swizzles:36} {a_cycles:>9} {a_seconds:>8.2f} "
+              f"{a_cycles / a_seconds:>12,.0f}")
     print(f"{'CXXRTL same, one partition':36} {w_cycles:>9} {w_seconds:>8.2f} {w_cycles / w_seconds:>12,.0f}")
     print(f"{'CXXRTL checked (4 requests)':36} {checked.cycles:>9} {check_seconds:>8.2f} "
           f"{checked.cycles / check_seconds:>12,.0f}")
@@ -114,6 +132,8 @@ def main():
           + ", ".join(f"{name} {share:.1%}" for name, share in active.items()))
     print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")
     print(f"ratio CXXRTL gated / one partition: {cxx_rate / (w_cycles / w_seconds):.2f}x")
+    if also:
+        print(f"ratio CXXRTL {also[0].modes}/{also[0].swizzles} / every mode: {also[1][0] / also[1][1] / cxx_rate:.2f}x")
     print(f"ratio Verilator batched / pysim: {v_cycles / v_seconds / py_rate:.1f}x")
     print(f"targets: >= 5,000,000 cycles/s batched, >= 300x pysim")
 
