@@ -8,10 +8,11 @@ holds a valid descriptor (SLOT_INVALID); the image decodes to a legal tensor map
 validation rules, in the order ``TensorMap`` checks them); the unit is built with the
 request's mode and the map's swizzle (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT: ``check_built``,
 after the request's fields are read, so a mode number past the enumeration is ENUM_RANGE
-first); the request keeps its rules (``validate_request``); the box stays inside the unit's shared memory (SMEM_BOUNDS) and
-the tensor inside its address width (ADDRESS_WRAP). Every check is arithmetic on the
-fields: no row of the box is built before the request is accepted, so a box far larger
-than shared memory is refused in constant time and memory, as the RTL refuses it.
+first); the request keeps its rules (``validate_request``); the box stays inside the
+unit's shared memory (SMEM_BOUNDS) and the tensor inside its address width
+(ADDRESS_WRAP). Every check is arithmetic on the fields: no row of the box is built before
+the request is accepted, so a box far larger than shared memory is refused in constant
+time and memory, as the RTL refuses it.
 """
 
 from dataclasses import dataclass

@@ -268,7 +268,8 @@ class Datapath(wiring.Component):
                 window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
-                smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles), terms=[beat.base.as_signed()] + products))
+                smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles),
+                terms=[beat.base.as_signed()] + products))
         return a2(narrow(Control, ctl), "ctl"), a2(out, "lane")
 
     def _adder_tree(self, b1, b2, ctl, lanes, offsets):
