@@ -120,6 +120,14 @@ class UnitConfig:
         """The swizzles (driver values) the unit serves."""
         return frozenset(SWIZZLE_SETS[self.swizzles])
 
+    @property
+    def builds_every_mode(self) -> bool:
+        return self.built_modes == frozenset(AccessMode)
+
+    @property
+    def builds_every_swizzle(self) -> bool:
+        return self.built_swizzles == frozenset(Swizzle)
+
     def builds(self, family: str) -> bool:
         """Whether the access-mode family ``family`` (:data:`MODE_FAMILIES`) is built."""
         return family in self.modes.split("+")

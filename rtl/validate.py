@@ -48,9 +48,9 @@ def unreachable(config) -> frozenset:
     swizzle it does not build can break, since the not-built code comes first."""
     out = set(UNREACHABLE)
     modes, swizzles = config.built_modes, config.built_swizzles
-    if len(modes) == len(AccessMode):
+    if config.builds_every_mode:
         out.add(ErrorCode.MODE_NOT_BUILT)
-    if len(swizzles) == len(Swizzle):
+    if config.builds_every_swizzle:
         out.add(ErrorCode.SWIZZLE_NOT_BUILT)
     # the request rules of _request_rules below that test a mode's kind or a swizzle
     only_with = {
@@ -217,9 +217,9 @@ def _request_rules(rule, d, req, kinds, config):
     # only a unit built without some modes or swizzles has these rules, so a full unit's
     # rule list is the same as without the option (a mode past the enumeration broke the
     # rule above: in_set of the built modes needs no range test)
-    if config.built_modes != set(AccessMode):
+    if not config.builds_every_mode:
         rule(~in_set(mode, sorted(config.built_modes)), ErrorCode.MODE_NOT_BUILT)
-    if config.built_swizzles != set(Swizzle):
+    if not config.builds_every_swizzle:
         rule(~in_set(swizzle, sorted(config.built_swizzles)), ErrorCode.SWIZZLE_NOT_BUILT)
     modes_ok = Mux(load_side, in_set(mode, [AccessMode.TILE, AccessMode.GATHER4, AccessMode.IM2COL,
                                                AccessMode.IM2COL_W, AccessMode.IM2COL_W_128]),

