@@ -9,7 +9,7 @@ from .errors import ErrorCode, TmaError
 from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
-__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS"]
+__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -35,6 +35,13 @@ SWIZZLE_SETS = {
     "sm90": (Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128),
     "all": tuple(Swizzle),
 }
+
+#: How the unit makes a chunk's global address (``UnitConfig.addressing``):
+#: ``multiply``, every lane multiplies its coordinates by the strides on every beat;
+#: ``step``, every lane adds to its last address a delta prepared once per job, and the
+#: few products a job needs are made once, at its set-up (docs/architecture.md,
+#: "Addresses"). The model's semantics are the same for both.
+ADDRESSING = ("multiply", "step")
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ class UnitConfig:
     swizzles : str
         The swizzles built (:data:`SWIZZLE_SETS`): ``all`` or ``sm90``; a request on a map
         whose swizzle is not built completes with SWIZZLE_NOT_BUILT.
+    addressing : str
+        How global addresses are made (:data:`ADDRESSING`): ``multiply`` or ``step``.
     """
     lanes: int = 1
     slots: int = 8
@@ -74,6 +83,7 @@ class UnitConfig:
     completion_depth: int = 4
     modes: str = ALL_MODES
     swizzles: str = "all"
+    addressing: str = "multiply"
 
     def __post_init__(self):
         for name in _INT_FIELDS:        # ints only: lanes=True or 1.0 is no lane count
@@ -84,6 +94,11 @@ class UnitConfig:
         if self.swizzles not in SWIZZLE_SETS:
             raise TmaError(ErrorCode.ENUM_RANGE, "config.swizzles", self.swizzles,
                            f"is not one of {', '.join(SWIZZLE_SETS)}")
+        if not isinstance(self.addressing, str):
+            raise TmaError(ErrorCode.FIELD_TYPE, "config.addressing", repr(self.addressing), "is not a string")
+        if self.addressing not in ADDRESSING:
+            raise TmaError(ErrorCode.ENUM_RANGE, "config.addressing", self.addressing,
+                           f"is not one of {', '.join(ADDRESSING)}")
         checks = [
             ("lanes", self.lanes in (1, 2, 4, 8), "is not 1, 2, 4 or 8"),
             ("slots", 1 <= self.slots <= 32 and self.slots & (self.slots - 1) == 0,
@@ -136,6 +151,11 @@ class UnitConfig:
     def builds_im2col_family(self) -> bool:
         """Whether a mode whose rows are pixels (im2col, im2col::w, ::w::128) is built."""
         return self.builds("im2col") or self.builds("im2col_w")
+
+    @property
+    def steps_addresses(self) -> bool:
+        """Whether lanes step their addresses by deltas (``addressing == "step"``)."""
+        return self.addressing == "step"
 
     @property
     def smem_address_width(self) -> int:

@@ -112,11 +112,13 @@ class Digits:
     chunk_offset: Delayed   # the chunk's values along dimension 0 from the row's start
     linear: Value           # the chunk's place in the box
     last_chunk: Value       # the row's last chunk: its kind holds fewer units
+    address: list           # step addressing: the row address's terms from the walk (else none)
 
 
 @bundle
 class Coordinates:
     """A lane at stage A1: the chunk's coordinates and kind."""
+    address: list
     alive: Value
     coords: list            # dimensions 1..4
     first_value: Value      # dimension 0: the value coordinate of the chunk's first unit
@@ -209,17 +211,26 @@ class Datapath(wiring.Component):
         shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
         output register is A0's, :mod:`.dsp`)."""
         walk, lanes = self.walk.record, []
-        beat = walk.beat
+        beat, steps = walk.beat, self.config.steps_addresses
         for j in range(self.config.lanes):
             digits = walk.lane_digits[j]
+            width = len(digits[0]) + len(beat.chunk_values)
+            if steps:       # no multiplier on the beat's path: shifted adds (chunk_values has few bits set)
+                chunk_offset = carry_save_sum([Mux(beat.chunk_values[b], digits[0] << b, 0)
+                                               for b in range(len(beat.chunk_values))], width)
+            else:
+                chunk_offset = a0.product(digits[0], beat.chunk_values, registered_inputs=False).map(
+                    lambda p: p[:width])
             lanes.append(Digits(
                 alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
                 pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
                 steps=[small_product(digits[d], beat.element_strides[d]) for d in range(1, len(digits))],
-                chunk_offset=a0.product(digits[0], beat.chunk_values, registered_inputs=False).map(
-                    lambda p: p[:len(digits[0]) + len(beat.chunk_values)]),
+                chunk_offset=chunk_offset,
                 linear=walk.beat_index * self.config.lanes + j,
-                last_chunk=digits[0] == beat.last_chunk))
+                last_chunk=digits[0] == beat.last_chunk,
+                # step addressing: the row address's terms, one adder level a stage from here
+                address=add_pairs([walk.lane_address[j][t].as_signed() for t in range(len(walk.lane_address[j]))],
+                                  self.config.address_width) if steps else []))
         return lanes
 
     def _coordinates(self, a1, ctl, lanes):
@@ -242,7 +253,7 @@ class Datapath(wiring.Component):
                 coords.append(coordinate[:34].as_signed())
             kind = beat.chunks[rec.last_chunk]
             out.append(Coordinates(
-                alive=rec.alive, coords=coords,
+                address=add_pairs(rec.address, self.config.address_width), alive=rec.alive, coords=coords,
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=kind.units, live=kind.live & rec.alive.replicate(16), length=kind.length,
                 # a prefetch touches no shared memory: its beats carry address 0
@@ -261,15 +272,18 @@ class Datapath(wiring.Component):
         beat, width = ctl.beat, self.config.address_width
         out = []
         for a in lanes:
-            products = sum((partial_products(coordinate, stride, width, a2.product)
-                            for coordinate, stride in zip(a.coords, beat.strides)), [])
+            if self.config.steps_addresses:     # the walker's row address: no product
+                terms = add_pairs(a.address, width)
+            else:
+                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product)
+                                                       for coordinate, stride in zip(a.coords, beat.strides)), [])
             out.append(Placed(
                 inside=inside_dimensions(a.coords, [beat.dims[d] for d in range(1, len(beat.dims))]),
                 window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
                 first_unit=a.first_value >> beat.values_per_unit_log2,
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles),
-                terms=[beat.base.as_signed()] + products))
+                terms=terms))
         return a2(narrow(Control, ctl), "ctl"), a2(out, "lane")
 
     def _adder_tree(self, b1, b2, ctl, lanes, offsets):

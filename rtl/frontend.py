@@ -69,6 +69,7 @@ from .decode import (EarlyBits, DecodedFields, decode_early, decode_fields, deco
 from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS
 from .pipeline import Stage, bundle
 from .pixelwalk import pixel_walk_ahead
+from . import stepping
 from .regfile import SnapshotSignature
 from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
                        first_broken)
@@ -291,11 +292,14 @@ class FrontEnd(wiring.Component):
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
                                  slot_valid=self.snapshot.valid, snapshot=self.snapshot.data,
                                  early=decode_early(self.snapshot.data)), None)
-        r = self._decode(stage, r)
+        r, steps = self._decode(stage, r)
         r = self._radices(stage, r)
+        steps = self._step_level(stage[7], steps)
         r, rules = self._check(m, stage, r)
+        steps = self._step_level(stage[8], steps)
         r = self._set_up(m, stage, r, rules)
-        r = self._limits(m, stage, r)
+        steps = self._step_level(stage[9], steps)
+        r = self._limits(m, stage, r, steps)
         self._job_register(m, r, skid, skid_valid, advance)
         return m
 
@@ -319,13 +323,24 @@ class FrontEnd(wiring.Component):
         valid bit."""
         return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
 
-    def _decode(self, stage, r: Snapshotted) -> Summing:
+    def _decode(self, stage, r: Snapshotted) -> tuple[Summing, stepping.StepSums | None]:
         """Stages 3 to 6: the decode, the rules' products and their adder trees. The
         products' DSP blocks register their operands as stage 3 and their products as
-        stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products."""
+        stage 4 (rtl/dsp.py); the row counts' blocks take the count blocks' products.
+        Beside them, a unit that steps addresses launches its set-up's products
+        (:mod:`.stepping`); returns their sums as stage 6 holds them, or None."""
         d = decode_fields(r.snapshot, r.early, stage[3].product)
         r = stage[3](Decoding(**self._carried(r), terms=product_terms(d, stage[3].product), d=d), None)
+        steps = None
+        if self.config.steps_addresses:
+            roles = self._pixel_roles(r.d, r.request, r.kinds)
+            walk_strides = [Mux(counts, 1, r.d.element_strides[i]) for i, counts in enumerate(roles.counts, 1)]
+            steps = stage[4](stepping.launch(stage[4].product, r.d, r.request, r.kinds, roles.offsets, walk_strides,
+                                             self.config), "step")
         r = stage[4](Decoding(**self._carried(r), terms=r.terms, d=decode_counts(r.d)), None)
+        if steps is not None:
+            steps = stage[5](stepping.launch_wraps(stage[5].product, r.d.counts, steps, self.config), "step")
+            steps = self._step_level(stage[6], steps)
         # dimension i's extent is its product plus stride[i-1]; the last byte is the four
         # products plus dim0_bytes - 1 (added two levels later, when it is ready)
         kinds, w_halo = r.kinds, r.request.w_halo
@@ -341,7 +356,12 @@ class FrontEnd(wiring.Component):
         return stage[6](Summing(**self._carried(r), other_rows=r.other_rows,
                                 extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
                                 span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
-                                d=decode_row_bytes(r.d, stage[6].product)), None)
+                                d=decode_row_bytes(r.d, stage[6].product)), None), steps
+
+    def _step_level(self, stage, steps):
+        """The step set-up's sums, one adder level on, registered in ``stage`` (None: the
+        unit multiplies)."""
+        return None if steps is None else stage(stepping.level(steps, self.config.address_width), "step")
 
     def _radices(self, stage, r: Summing) -> Radices:
         """Stage 7: the box's rows, the stride extents, the odometer's radices, saturated;
@@ -403,14 +423,20 @@ class FrontEnd(wiring.Component):
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
                               last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed()), None)
 
-    def _limits(self, m, stage, r: SetUp) -> Limits:
+    def _limits(self, m, stage, r: SetUp, steps) -> Limits:
         """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
         ADDRESS_WRAP, a test of the last byte's high bits; the beat count; the first
-        broken group; the pixel walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`)."""
+        broken group; the pixel walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`);
+        a unit that steps addresses: the sums' last adds and the lanes' offsets
+        (:func:`.stepping.job_fields`)."""
         config = self.config
         any_broken, first_code = first_broken(r.groups)
         job = Signal.like(r.job, name="s9_job_ahead")
         m.d.comb += [job.eq(r.job), *pixel_walk_ahead(r.job.pixels, job.pixels)]
+        if steps is not None:
+            m.d.comb += stepping.job_fields(job.address, steps, r.job.lane_digits, r.job.step_digits, config)
+            if config.builds_im2col_family:
+                m.d.comb += stepping.pixel_job_fields(job.pixels, steps, config)
         beat_bits = (16 * config.lanes).bit_length() - 1        # a beat's bytes, log2
         return stage[10](Limits(
             valid=r.valid, job=job, any_broken=any_broken, first_code=first_code, box_bytes=r.box_bytes,

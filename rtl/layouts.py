@@ -18,6 +18,7 @@ from amaranth.lib import data, enum
 
 from ..model import layout as tables
 from ..model.config import UnitConfig
+from ..model.gather import GATHER_ROWS
 from ..model.tensormap import MAX_RANK
 from ..model.transactions import Transaction
 
@@ -119,7 +120,32 @@ HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
 
 
-def pixel_walk_layout() -> data.StructLayout:
+#: Parts of a stepped im2col row address (``pixel_state_layout``): dimensions 1..4
+#: (dimension 4's holding the base) and the halo pixels' (:mod:`.stepping`).
+PIXEL_PARTS = PIXEL_DIMENSIONS + 1
+#: Carries that move a stepped tiled row address: out of digits 0..3 (a carry out of
+#: digit 4 ends the lane).
+CARRIES = DIGITS - 1
+
+
+def steps_pixels(config: UnitConfig | None) -> bool:
+    """Whether a unit of ``config`` steps the addresses of a pixel walk."""
+    return config is not None and config.steps_addresses and config.builds_im2col_family
+
+
+def address_layout(config: UnitConfig) -> data.StructLayout:
+    """A job's step constants (``UnitConfig.addressing == "step"``, tiled and gather4,
+    :mod:`.stepping`): the box's first row address, each lane's offset from it and the
+    beat's (``offsets[j - 1]``: lane j's first chunk, j = 1..lanes; lane ``lanes``'s is
+    the beat's step ``K``), the carries' deltas ``T``, gather4's four row addresses."""
+    width = config.address_width
+    fields = {"start": width, "offsets": data.ArrayLayout(width, config.lanes), "carry": data.ArrayLayout(width, CARRIES)}
+    if config.builds("gather4"):
+        fields["gather"] = data.ArrayLayout(width, GATHER_ROWS)
+    return data.StructLayout(fields)
+
+
+def pixel_walk_layout(config: UnitConfig | None = None) -> data.StructLayout:
     """The im2col pixel walk of a job (docs/architecture.md, "The pixel walk").
 
     Tensor dimensions 1..4 each have a role: ``walks`` (a spatial dimension: steps by its
@@ -135,7 +161,17 @@ def pixel_walk_layout() -> data.StructLayout:
     past the limit; ``has_halo``, ``halo_less_one``, ``group_single`` (``group_last`` is
     0) and ``group_before_last`` (``group_last - 1``) decide a pixel state's halo and
     group bits a step ahead (``pixel_state_layout``).
+
+    A unit that steps addresses (:func:`steps_pixels`) adds each dimension's part of the
+    row address at the start (dimension 4's holding the base), at a restart
+    (``address_low``) and a move's step (``address_step``).
     """
+    addresses = {}
+    if steps_pixels(config):
+        width = config.address_width
+        addresses = {"address_start": data.ArrayLayout(width, PIXEL_DIMENSIONS),
+                     "address_low": data.ArrayLayout(width, SPATIAL),
+                     "address_step": data.ArrayLayout(width, PIXEL_DIMENSIONS)}
     return data.StructLayout({
         "start": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),
         "low": data.ArrayLayout(PIXEL_COORD, SPATIAL),
@@ -153,6 +189,7 @@ def pixel_walk_layout() -> data.StructLayout:
         "halo_less_one": unsigned(HALO_WIDTH),
         "group_single": 1,
         "group_before_last": unsigned(RADIX_WIDTH),
+        **addresses,
     })
 
 
@@ -164,7 +201,9 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     ``step_safe`` the largest digit that takes its step without wrapping.
     ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
     request), so the walker knows its last one from a counter, not from the odometer.
+    A unit that steps addresses adds ``address`` (:func:`address_layout`).
     """
+    steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
         "code": unsigned(8),
         "transaction_bytes": unsigned(32),
@@ -176,8 +215,9 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
-        "pixels": pixel_walk_layout(),
+        "pixels": pixel_walk_layout(config),
         "beat": beat_constants_layout(config),
+        **steps,
     })
 
 

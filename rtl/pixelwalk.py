@@ -14,15 +14,19 @@ from amaranth.hdl import Signal, Mux, Cat, unsigned
 from amaranth.lib import data
 
 from .arith import less_than
-from .layouts import RADIX_WIDTH, SPATIAL, PIXEL_COORD, PIXEL_DIMENSIONS, HALO_WIDTH
+from .layouts import RADIX_WIDTH, SPATIAL, PIXEL_COORD, PIXEL_DIMENSIONS, PIXEL_PARTS, HALO_WIDTH, steps_pixels
 
 __all__ = ["pixel_state_layout", "pixel_walk_ahead", "first_pixel", "at_limit", "pixel_step", "pixel_coordinates"]
 
 HALO_OFFSET_WIDTH = HALO_WIDTH + 3      # halo pixels times a traversal stride (<= 8)
 
 
-def pixel_state_layout() -> data.StructLayout:
-    """Where the pixel walk stands: the main position (dimensions 1..4), and the halo."""
+def pixel_state_layout(config=None) -> data.StructLayout:
+    """Where the pixel walk stands: the main position (dimensions 1..4), and the halo.
+    A unit that steps addresses (:func:`.layouts.steps_pixels`) keeps beside them each
+    dimension's part of the row address and the halo's (``address``: dimensions 1..4,
+    then the halo; :mod:`.stepping`)."""
+    addresses = {"address": data.ArrayLayout(config.address_width, PIXEL_PARTS)} if steps_pixels(config) else {}
     return data.StructLayout({
         "position": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),
         "halo_index": unsigned(HALO_WIDTH),     # 0: a main pixel; k: the k-th halo pixel
@@ -35,6 +39,7 @@ def pixel_state_layout() -> data.StructLayout:
         "in_halo": 1,           # halo_index != 0
         "halo_more": 1,         # halo_index != the walk's halo: another halo pixel follows
         "group_end": 1,         # group_index == the walk's group_last
+        **addresses,
     })
 
 
@@ -53,9 +58,11 @@ def pixel_walk_ahead(walk, target):
 def first_pixel(state, walk):
     """Assignments that set the pixel state ``state`` to the first of the walk ``walk``
     (its read-ahead fields set): the start position, no halo, the group's first pixel."""
+    stepped = "address" in state.shape().members
     return ([state.eq(0), state.wrap.eq(walk.start_wraps), state.halo_more.eq(walk.has_halo),
              state.group_end.eq(walk.group_single)]
-            + [state.position[i].eq(walk.start[i]) for i in range(PIXEL_DIMENSIONS)])
+            + [state.position[i].eq(walk.start[i]) for i in range(PIXEL_DIMENSIONS)]
+            + ([state.address[i].eq(walk.address_start[i]) for i in range(PIXEL_DIMENSIONS)] if stepped else []))
 
 
 def at_limit(walk, positions):
@@ -73,8 +80,14 @@ def pixel_step(m, state, walk, name):
     A count that holds while another moves adds zero rather than being picked beside its
     step: a multiplexer with a register's own value on one side becomes that register's
     enable in Yosys, and the pixel registers' enable would be the whole step's logic,
-    one net to some 150 flip-flops (docs/fpga.md, "Clock speed")."""
-    after = Signal(pixel_state_layout(), name=name)
+    one net to some 150 flip-flops (docs/fpga.md, "Clock speed").
+
+    A state with address parts steps them beside the positions: a move adds the walk's
+    ``address_step``, a restart loads ``address_low``, a halo pixel adds W's step to the
+    halo's part, which a main pixel clears."""
+    layout = state.shape()
+    stepped_addresses = "address" in layout.members
+    after = Signal(layout, name=name)
     in_halo, group_end = state.in_halo, state.group_end
     to_halo = Mux(in_halo, state.halo_more, group_end & walk.has_halo)
     carry = ~to_halo
@@ -82,16 +95,23 @@ def pixel_step(m, state, walk, name):
         position = state.position[i]
         moves = carry & (walk.walks[i] | walk.counts[i])
         stepped = position + Mux(moves, walk.stride[i], 0)
+        part = None
+        if stepped_addresses:
+            part = (state.address[i] + Mux(moves, walk.address_step[i], 0))[:len(state.address[i])]
         passes = ~walk.counts[i]
         if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
             wrap = state.wrap[i]
             restarts = walk.walks[i] & wrap
             stepped = Mux(moves & restarts, walk.low[i], stepped)
+            if part is not None:
+                part = Mux(moves & restarts, walk.address_low[i], part)
             passes = passes & (~walk.walks[i] | wrap)
             # the next position's wrap bit, decided beside the step, not after it
             next_wrap = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
             m.d.comb += after.wrap[i].eq(Mux(moves, next_wrap, wrap))
         m.d.comb += after.position[i].eq(stepped)
+        if part is not None:
+            m.d.comb += after.address[i].eq(part)
         carry = carry & passes
     # the halo and group bits of the next state, from compares with the current one's
     # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
@@ -101,6 +121,8 @@ def pixel_step(m, state, walk, name):
         after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
         after.group_index.eq(Mux(restarts_group, 0, state.group_index + ~to_halo)),
         after.in_halo.eq(to_halo),
+        *([after.address[PIXEL_DIMENSIONS].eq(Mux(to_halo, state.address[PIXEL_DIMENSIONS] + walk.address_step[0], 0))]
+          if stepped_addresses else []),
         after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
         after.group_end.eq(Mux(to_halo, group_end,
                                Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))),

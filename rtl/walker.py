@@ -20,7 +20,7 @@ of single steps, and the next beat's lane-0 pixel is the chain's entry for the p
 count lane 0 advanced by.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Array, Value, signed
+from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
@@ -28,6 +28,8 @@ from ..model.config import UnitConfig
 from .pipeline import bundle, copies
 from .layouts import job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
+from .arith import carry_save_sum
+from .stepping import row_term_count, carry_terms, row_terms
 
 __all__ = ["Walker", "WalkSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS"]
 
@@ -40,7 +42,12 @@ def completion_info_layout(config: UnitConfig) -> data.StructLayout:
 
 
 def walk_layout(config: UnitConfig) -> data.StructLayout:
-    """One cycle of the walk: every lane's digits, and the beat's job constants."""
+    """One cycle of the walk: every lane's digits, and the beat's job constants; a unit
+    that steps addresses adds every lane's row-address terms (:mod:`.stepping`)."""
+    steps = {}
+    if config.steps_addresses:
+        steps = {"lane_address": data.ArrayLayout(data.ArrayLayout(config.address_width, row_term_count(config)),
+                                                   config.lanes)}
     return data.StructLayout({
         "is_beat": 1,
         "last": 1,
@@ -51,6 +58,7 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "beat": beat_constants_layout(config),
         "has_completion": 1,
         "completion": completion_info_layout(config),
+        **steps,
     })
 
 
@@ -101,7 +109,7 @@ def odometer_step(digits, rooms, step, safe, plus_one):
 
 def _select(states, index):
     """``states[index]`` as a pixel state view."""
-    return data.View(pixel_state_layout(), Array(state.as_value() for state in states)[index])
+    return data.View(states[0].shape(), Array(state.as_value() for state in states)[index])
 
 
 class WalkSignature(wiring.Signature):
@@ -125,6 +133,17 @@ class _Odometers:
     plus_one: Signal    # the job's step and safe digits plus one, loaded with the job
     stepped: list       # per lane: (digits, rooms, carries) after this cycle's step
     next_alive: Signal
+
+
+@bundle
+class _Addresses:
+    """Every lane's stepped row address (:mod:`.stepping`): the one it emitted last, the
+    carries of the step it took since, and the one it emits now."""
+    last: list          # per lane: the row address of the record it emitted last
+    pattern: list       # per lane: the carries out of digits 0..3 of its step since
+    first: Signal       # no record of the job yet: each lane adds its offset from the first row
+    stepped: list       # per lane: the row address of its current digits
+    emitted: list       # per lane: the row address it emits (gather4: the row's)
 
 
 @bundle
@@ -165,9 +184,10 @@ class Walker(wiring.Component):
             pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
             pixel, lane_pixels, next_pixel = None, [], None
-        self._emit(m, current, control, odometers, lane_pixels)
+        addresses = self._addresses(m, current, odometers) if self.config.steps_addresses else None
+        self._emit(m, current, control, odometers, lane_pixels, addresses)
         self._take_job(m, current, control, odometers)
-        self._advance(m, control, odometers, pixel, next_pixel)
+        self._advance(m, control, odometers, pixel, next_pixel, addresses)
         return m
 
     def _odometers(self, m, current) -> _Odometers:
@@ -185,6 +205,31 @@ class Walker(wiring.Component):
         for j in range(lanes):
             m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][2][-1] & ~current.step_overflow)
         return _Odometers(digits, rooms, alive, plus_one, stepped, next_alive)
+
+    def _addresses(self, m, current, odometers) -> _Addresses:
+        """Step addressing: each lane's row address is the one it emitted last plus ``K``
+        and the deltas of the carries its odometer took since (or, on the job's first
+        record, its offset from the box's first row): registers into a carry-save sum
+        and one carry chain, so the carries themselves are only registered when the
+        odometer steps, not summed behind it."""
+        config, width = self.config, self.config.address_width
+        constants = current.address
+        first = Signal(name="address_first")
+        last, pattern, stepped, emitted = [], [], [], []
+        for j in range(config.lanes):
+            last.append(Signal(width, name=f"lane{j}_address"))
+            pattern.append(Signal(len(constants.carry), name=f"lane{j}_carries"))
+            offset = constants.offsets[j - 1] if j else Const(0, width)
+            total = Signal(width, name=f"lane{j}_stepped")
+            m.d.comb += total.eq(carry_save_sum([last[j]] + carry_terms(constants, pattern[j], first, offset, config),
+                                                width))
+            stepped.append(total)
+            if config.builds("gather4"):
+                row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]
+                emitted.append(Mux(current.beat.gather, Array(constants.gather)[row], total))
+            else:
+                emitted.append(total)
+        return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
 
     def _control(self, m) -> _Control:
         """The job's record count and the credit. The job's last record is known from a
@@ -218,7 +263,7 @@ class Walker(wiring.Component):
         """The pixel walk: lane 0's pixel in a register, the chain of the ``lanes`` pixels
         after it, each lane's pixel, and lane 0's next one."""
         lanes, digits = self.config.lanes, odometers.digits
-        pixel = Signal(pixel_state_layout())
+        pixel = Signal(pixel_state_layout(self.config))
         window = [pixel]
         for k in range(lanes):
             window.append(pixel_step(m, window[-1], current.pixels, f"pixel_plus{k + 1}"))
@@ -240,7 +285,7 @@ class Walker(wiring.Component):
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
         return pixel, lane_pixels, next_pixel
 
-    def _emit(self, m, current, control, odometers, lane_pixels):
+    def _emit(self, m, current, control, odometers, lane_pixels, addresses):
         """The walk register. The datapath's stages move every cycle: a record is valid for
         one cycle only, and the register loads in every cycle (its valid bit qualifies
         it), so the credit enables only the walker's own state."""
@@ -264,6 +309,10 @@ class Walker(wiring.Component):
             if lane_pixels:
                 m.d.sync += [record.lane_pixel[j][i].eq(value)
                              for i, value in enumerate(pixel_coordinates(lane_pixels[j]))]
+            if addresses is not None:
+                parts = [lane_pixels[j].address[i] for i in range(len(lane_pixels[j].address))] if lane_pixels else []
+                terms = row_terms(addresses.emitted[j], parts, current.beat.pixel_mode)
+                m.d.sync += [record.lane_address[j][t].eq(term) for t, term in enumerate(terms)]
 
     def _take_job(self, m, current, control, odometers):
         """The job's constants, in groups of bits each loaded by a ``take`` of its own."""
@@ -277,7 +326,7 @@ class Walker(wiring.Component):
             m.d.sync += [odometers.plus_one.step[i].eq(payload.step_digits[i] + 1) for i in range(DIGITS)]
             m.d.sync += [odometers.plus_one.safe[i].eq(payload.step_safe[i] + 1) for i in range(DIGITS)]
 
-    def _advance(self, m, control, odometers, pixel, next_pixel):
+    def _advance(self, m, control, odometers, pixel, next_pixel, addresses):
         """Where the walk stands next, in a cycle with a credit: a new job's start
         (``free``: ``take`` is high), or the step."""
         payload = self.job.payload
@@ -288,6 +337,10 @@ class Walker(wiring.Component):
                              control.last.eq(payload.one_beat), control.two_left.eq(payload.beats == 2)]
                 if pixel is not None:
                     m.d.sync += first_pixel(pixel, payload.pixels)
+                if addresses is not None:
+                    m.d.sync += addresses.first.eq(1)
+                    m.d.sync += [last.eq(payload.address.start) for last in addresses.last]
+                    m.d.sync += [pattern.eq(0) for pattern in addresses.pattern]
                 for j, lane_digits in enumerate(odometers.digits):
                     for i, digit in enumerate(lane_digits):
                         start, safe = payload.lane_digits[j][i], payload.step_safe[i]
@@ -298,6 +351,11 @@ class Walker(wiring.Component):
                 m.d.sync += [odometers.alive.eq(odometers.next_alive), control.beat_index.eq(control.beat_index + 1),
                              *pixel_step, control.remaining.eq(control.remaining - 1),
                              control.last.eq(control.two_left), control.two_left.eq(control.remaining == 3)]
+                if addresses is not None:
+                    m.d.sync += addresses.first.eq(0)
+                    for j, (last, pattern) in enumerate(zip(addresses.last, addresses.pattern)):
+                        carries = odometers.stepped[j][2]
+                        m.d.sync += [last.eq(addresses.stepped[j]), pattern.eq(Cat(carries[:len(pattern)]))]
                 for j, lane_digits in enumerate(odometers.digits):
                     new_digits, new_rooms, _ = odometers.stepped[j]
                     for i, digit in enumerate(lane_digits):

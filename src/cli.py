@@ -228,9 +228,10 @@ def _int_list(text: str, field_name: str) -> list[int]:
 def cmd_explore(args) -> int:
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot
-    points = [Point(lanes, slots, width, modes, swizzles) for lanes in _int_list(args.lanes, "lanes")
+    points = [Point(lanes, slots, width, modes, swizzles, addressing) for lanes in _int_list(args.lanes, "lanes")
               for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
-              for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")]
+              for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")
+              for addressing in args.addressing.split(",")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     if not 0 < args.ready <= 1:         # never ready (0, negative, NaN) would never finish
@@ -243,11 +244,11 @@ def cmd_explore(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
     pictures = plot(rows, out)
-    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'workload':20} {'B/cycle':>8} {'of SM':>6} "
+    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'workload':20} {'B/cycle':>8} {'of SM':>6} "
           f"{'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
     show = lambda v, f="": "-" if v is None else format(v, f)
     for r in rows:
-        print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.workload:20} {r.bytes_per_cycle:>8.2f} "
+        print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.addressing:8} {r.workload:20} {r.bytes_per_cycle:>8.2f} "
               f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
               f"{show(r.fmax_mhz, '.1f'):>6} {show(r.gbytes_per_second, '.2f'):>6}")
@@ -413,9 +414,9 @@ def _add_case_arguments(parser) -> None:
 
 
 def _add_built_options(parser, sweep=False):
-    """``--modes`` and ``--swizzles``: what the unit is built with (UnitConfig); a sweep
-    takes comma-separated lists of them."""
-    from .model.config import ALL_MODES, MODE_FAMILIES, SWIZZLE_SETS
+    """``--modes``, ``--swizzles`` and ``--addressing``: what the unit is built with
+    (UnitConfig); a sweep takes comma-separated lists of them."""
+    from .model.config import ADDRESSING, MODE_FAMILIES, SWIZZLE_SETS
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -423,11 +424,14 @@ def _add_built_options(parser, sweep=False):
     parser.add_argument("--swizzles", default="all",
                         help=f"{many}swizzles built: {' or '.join(SWIZZLE_SETS)} (default all; sm90: no sm_100 "
                              "atomicities or 96B)")
+    parser.add_argument("--addressing", default="multiply",
+                        help=f"{many}how addresses are made: {' or '.join(ADDRESSING)} (default multiply: every "
+                             "lane multiplies coordinates by strides; step: lanes add deltas prepared per job)")
 
 
 def _built(args) -> dict:
-    """The ``modes`` and ``swizzles`` arguments of a UnitConfig from the flags."""
-    return {"modes": args.modes, "swizzles": args.swizzles}
+    """The ``modes``, ``swizzles`` and ``addressing`` arguments of a UnitConfig from the flags."""
+    return {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing}
 
 
 def build_parser() -> argparse.ArgumentParser:

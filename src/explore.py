@@ -36,10 +36,11 @@ class Point:
     address_width: int = 64
     modes: str = "all"
     swizzles: str = "all"
+    addressing: str = "multiply"
 
     def config(self) -> UnitConfig:
         return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
-                          modes=self.modes, swizzles=self.swizzles)
+                          modes=self.modes, swizzles=self.swizzles, addressing=self.addressing)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Row:
     address_width: int
     modes: str
     swizzles: str
+    addressing: str
     workload: str
     requests: int
     bytes: int
@@ -87,7 +89,8 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
                          [0] * len(requests), ready)
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
-        rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles, name,
+        rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
+                        config.addressing, name,
                         len(requests), moved, timing.cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
                         round(timing.cycles / work.tiles, 1),
@@ -131,7 +134,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
 
 def _key(row: Row) -> tuple:
     """A row's configuration."""
-    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles)
+    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing)
 
 
 def _label(key: tuple) -> str:
@@ -141,14 +144,17 @@ def _label(key: tuple) -> str:
 
 
 def _option_label(key: tuple) -> str:
-    """What a configuration builds besides its lanes: slots, address width, modes, swizzles."""
-    _, slots, width, modes, swizzles = key
+    """What a configuration builds besides its lanes: slots, address width, modes,
+    swizzles, addressing."""
+    _, slots, width, modes, swizzles, addressing = key
     text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
     text += ", every mode" if modes == ALL_MODES else f", {modes}"
     if swizzles != "all":
         text += f", {swizzles} swizzles"
+    if addressing != "multiply":
+        text += f", {addressing} addressing"
     return text
 
 

@@ -50,6 +50,9 @@ def test_demo_suite(lanes, probability, max_gap):
 #: suite's requests of the others are refused, one record each, as the model predicts.
 BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="sm90"),
                  UnitConfig(lanes=8, slots=8, modes="tiled+gather4", swizzles="sm90")]
+#: Units that step addresses (UnitConfig.addressing): the set-up's sums ride in the front
+#: end's stages and the lanes' steps in the walker's, so no cycle changes.
+STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step"), UnitConfig(lanes=8, slots=8, addressing="step")]
 
 
 @pytest.mark.slow           # a Verilator build of each
@@ -58,6 +61,15 @@ BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="s
 def test_demo_suite_on_units_built_without_some_modes(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
     scenario.seed, scenario.ready_probability, scenario.max_gap = 11, probability, max_gap
+    assert_same_timing(scenario)
+
+
+@pytest.mark.slow           # a Verilator build of each
+@pytest.mark.parametrize("config", STEPPING, ids=lambda c: f"lanes{c.lanes}")
+@pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
+def test_demo_suite_on_units_that_step_addresses(config, probability, max_gap):
+    scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
+    scenario.seed, scenario.ready_probability, scenario.max_gap = 12, probability, max_gap
     assert_same_timing(scenario)
 
 
