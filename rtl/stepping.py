@@ -125,14 +125,15 @@ def job_fields(address, sums: StepSums, lane_digits, step_digits, config: UnitCo
     ``sum(digit[i] * S[i])`` (digits of at most ``lanes``: shifted adds)."""
     width = config.address_width
 
-    def offset(digits):
+    def offset(digits, j):
+        # a digit of j is at most j: only its low j.bit_length() bits can be set
         terms = [Mux(Value.cast(digit)[b], Value.cast(s) << b, 0)[:width]
-                 for digit, s in zip(digits[1:], sums.element) for b in range(config.lanes.bit_length())]
+                 for digit, s in zip(digits[1:], sums.element) for b in range(j.bit_length())]
         return carry_save_sum(terms, width)
 
     out = [address.start.eq(_total(sums.tiled, width))]
-    out += [address.offsets[j - 1].eq(offset(lane_digits[j])) for j in range(1, config.lanes)]
-    out.append(address.offsets[config.lanes - 1].eq(offset(step_digits)))
+    out += [address.offsets[j - 1].eq(offset(lane_digits[j], j)) for j in range(1, config.lanes)]
+    out.append(address.offsets[config.lanes - 1].eq(offset(step_digits, config.lanes)))
     s = sums.element
     out += [address.carry[0].eq(s[0])]
     out += [address.carry[i].eq(s[i] - _total(sums.wraps[i - 1], width)) for i in range(1, CARRIES)]
