@@ -26,12 +26,11 @@ what the step replaces is the sum over dimensions 1..4, the *row address*:
 The set-up's products: ``coordinate[i] * stride`` (dimensions 1..4; gather4: each row by
 stride[1]), ``offset[i] * stride[i]`` and ``lower corner[i] * stride[i]`` (the im2col
 offsets, spatial dimensions 1..3) and ``R[i] * S[i]`` (i = 1..3): 18x18 pieces in DSP
-blocks whose registers are the front end's stages 4 and 5 (6 and 7 for ``R * S``), their
+blocks whose registers are the front end's stages 4 and 5 (5 and 6 for ``R * S``), their
 sums one adder level a stage, finished in stage 10 beside the lanes' offsets.
 """
 
-from amaranth.hdl import Mux, Cat, Const, Value, signed, unsigned
-from amaranth.lib import data
+from amaranth.hdl import Mux, Cat, Value
 
 from ..model.config import UnitConfig
 from ..model.tensormap import MAX_RANK

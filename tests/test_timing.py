@@ -56,20 +56,12 @@ STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step"), UnitConfig(lanes=8,
 
 
 @pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("config", BUILT_OPTIONS, ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}")
+@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING,
+                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}")
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
-def test_demo_suite_on_units_built_without_some_modes(config, probability, max_gap):
+def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
     scenario.seed, scenario.ready_probability, scenario.max_gap = 11, probability, max_gap
-    assert_same_timing(scenario)
-
-
-@pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("config", STEPPING, ids=lambda c: f"lanes{c.lanes}")
-@pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
-def test_demo_suite_on_units_that_step_addresses(config, probability, max_gap):
-    scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
-    scenario.seed, scenario.ready_probability, scenario.max_gap = 12, probability, max_gap
     assert_same_timing(scenario)
 
 
