@@ -1,7 +1,6 @@
 """Step addressing (``UnitConfig.addressing == "step"``): every lane's global address is
 its last one plus a delta, and the products an address needs are made once per job, at
-its set-up in the front end, by a few DSP blocks the lanes share (docs/architecture.md,
-"Addresses").
+its set-up in the front end, by a few DSP blocks the lanes share (docs/addressing.md).
 
 A chunk's address is ``base + sum(coordinate[i] * stride[i]) + dim-0 offset`` (PTX 5.5.3,
 modulo 2^address_width). The datapath still adds the dimension-0 offset (shifts and adds);
