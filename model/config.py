@@ -9,7 +9,8 @@ from .errors import ErrorCode, TmaError
 from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
-__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING"]
+__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING",
+           "BEAT_QUEUE_RANGE"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -43,6 +44,15 @@ SWIZZLE_SETS = {
 #: model's semantics are the same for both.
 ADDRESSING = ("multiply", "step")
 
+#: Entries the beat queue may have (``UnitConfig.beat_queue``). The least is the records
+#: that can be on their way to the queue when its head stops (the walk register, six
+#: datapath stages, the record the walker emits and the one it may emit: model/timing.py's
+#: ``BACK_END_STAGES + 1``), so that a queue of any allowed depth gives a beat at every
+#: ready cycle while the walker has work; more entries let the walker finish jobs, and
+#: the front end take requests, while the beat stream is stalled (docs/exploration.md,
+#: "Queue depths").
+BEAT_QUEUE_RANGE = (9, 256)
+
 
 @dataclass(frozen=True)
 class UnitConfig:
@@ -65,6 +75,9 @@ class UnitConfig:
         Bits of a request id.
     completion_depth : int
         Completions the unit can hold while the completion stream is not ready.
+    beat_queue : int
+        Entries of the beat queue, the records that wait for the beat stream
+        (:data:`BEAT_QUEUE_RANGE`).
     modes : str
         The access-mode families built (:data:`MODE_FAMILIES`), joined by ``+``, ``tiled``
         among them (``"all"`` for every one); a request of a mode not built completes
@@ -81,6 +94,7 @@ class UnitConfig:
     smem_bytes: int = HOPPER_SMEM_BYTES
     id_width: int = 16
     completion_depth: int = 4
+    beat_queue: int = 16
     modes: str = ALL_MODES
     swizzles: str = "all"
     addressing: str = "multiply"
@@ -108,6 +122,8 @@ class UnitConfig:
              "is not a multiple of 1024 in 1 KiB..16 MiB"),
             ("id_width", 1 <= self.id_width <= 16, "is outside 1..16"),
             ("completion_depth", 1 <= self.completion_depth <= 64, "is outside 1..64"),
+            ("beat_queue", BEAT_QUEUE_RANGE[0] <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
+             "is outside {}..{}".format(*BEAT_QUEUE_RANGE)),
         ]
         for name, ok, detail in checks:
             if not ok:
@@ -167,4 +183,4 @@ class UnitConfig:
 
 
 #: The fields that hold integers (the others name what is built).
-_INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth")
+_INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth", "beat_queue")

@@ -14,12 +14,13 @@ The structure it models:
   of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
   takes the next job in the cycle that emits the current job's last record;
 * behind the walker, ``BACK_END_STAGES`` steps that never stall: the walk register,
-  datapath stages A0..B2, then the beat queue of ``BEAT_QUEUE`` entries, whose head is
+  datapath stages A0..B2, then the beat queue of ``beat_queue`` entries (the
+  configuration's; at least ``BACK_END_STAGES + 1``), whose head is
   the beat stream; the head leaves when it is taken (ready high), or at once if it has
   no beat;
 * the credit for the next cycle is a register: it is given when the records in stages
   A0..B2 and in the queue after this cycle, plus one for this cycle's credit (the record
-  it may have put in the walk register), are fewer than ``BEAT_QUEUE``;
+  it may have put in the walk register), are fewer than ``beat_queue``;
 * a completion is written to the completion FIFO when its job's last record leaves the
   queue, and is offered ``COMPLETION_LATENCY`` cycles later (the completion stream is
   always ready in a run).
@@ -44,11 +45,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import UnitConfig
+from .config import UnitConfig, BEAT_QUEUE_RANGE
 from .unit import check
 from .types import CHUNK_BYTES
 
-__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "BEAT_QUEUE", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
+__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
            "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
@@ -58,9 +59,9 @@ FRONT_END_STAGES = 11
 #: B1, B2, and the beat queue (first word fall-through: an entry is at its head the cycle
 #: after it is written).
 BACK_END_STAGES = 8
-#: Entries of the beat queue; the walker emits a record only when the records behind it
-#: leave room in the queue for one more.
-BEAT_QUEUE = 16
+# The walker emits a record only when the records behind it leave room in the beat queue
+# for one more; the shallowest queue allowed keeps every stage behind the walker busy.
+assert BEAT_QUEUE_RANGE[0] == BACK_END_STAGES + 1, "the least beat queue is not the back end's records"
 #: Cycles from the last record leaving to its completion being offered: Amaranth's
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).
@@ -193,29 +194,30 @@ class _Schedule:
     """The back end in steady state from cycle ``start``, in closed form: the walker holds
     a job in every cycle (it emits a record whenever it holds a credit), every record
     behind it is a beat, ``held`` (at least ``BACK_END_STAGES``) records are behind it
-    (walk register, A0..B2, queue) and the credit equals ``held < BEAT_QUEUE``.
+    (walk register, A0..B2, queue) and the credit equals ``held < size``, ``size`` the
+    beat queue's entries.
 
     The queue then holds a beat at every ready cycle (at most six records are in the
     stages), so the beats leave in consecutive ready cycles, and the records held follow
-    ``held' = held + credit - ready`` with ``credit = held < BEAT_QUEUE``. Below the
+    ``held' = held + credit - ready`` with ``credit = held < size``. Below the
     queue's size the credit is always given and each low cycle adds one record; from the
     low cycle that fills it on (``full``), the count after a cycle is
-    ``BEAT_QUEUE - ready``, so the credit of a cycle is the ready bit of the one before.
+    ``size - ready``, so the credit of a cycle is the ready bit of the one before.
     """
 
-    def __init__(self, ready: ReadyPattern, start: int, held: int):
-        self.ready, self.start, self.held = ready, start, held
-        if held >= BEAT_QUEUE:
+    def __init__(self, ready: ReadyPattern, start: int, held: int, size: int):
+        self.ready, self.start, self.held, self.size = ready, start, held, size
+        if held >= size:
             self.full = start                           # full already: no credit now
         else:                                           # None: never full
-            self.full = ready.nth_low(ready.count_low_before(start) + BEAT_QUEUE - held - 1)
+            self.full = ready.nth_low(ready.count_low_before(start) + size - held - 1)
         # records emitted up to and including the cycle that fills the queue (one a cycle)
-        self.before = 0 if self.full is None or held >= BEAT_QUEUE else self.full + 1 - start
+        self.before = 0 if self.full is None or held >= size else self.full + 1 - start
         self.highs_before_full = None if self.full is None else ready.count_before(self.full)
 
     def credit(self, t: int) -> int:
         if self.full is None or t <= self.full:
-            return int(self.held < BEAT_QUEUE or t > self.start)
+            return int(self.held < self.size or t > self.start)
         return int(self.ready[t - 1])
 
     def emission(self, n: int) -> int:
@@ -232,16 +234,21 @@ class _Schedule:
         if self.full is None or end <= self.full:
             held = self.held + ready.count_low_before(end) - ready.count_low_before(self.start)
         else:
-            held = BEAT_QUEUE - int(ready[end - 1])
+            held = self.size - int(ready[end - 1])
         occupied = [self.credit(end - 1 - k) for k in range(BACK_END_STAGES - 1)]
-        return occupied, held, held < BEAT_QUEUE
+        return occupied, held, held < self.size
 
 
-def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True) -> Timing:
+def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True,
+            beat_queue: int = UnitConfig.beat_queue) -> Timing:
     """Beat and completion cycles of a request sequence. ``records``: per request, what
     :func:`records_of` says; ``gaps``: idle cycles before each request; ``ready``: the beat
-    stream's ready pattern. ``skip``: step over steady stretches (False: every cycle
-    one by one, the slow reference the fast path is tested against)."""
+    stream's ready pattern; ``beat_queue``: the beat queue's entries (the configuration's).
+    ``skip``: step over steady stretches (False: every cycle one by one, the slow
+    reference the fast path is tested against)."""
+    if not BEAT_QUEUE_RANGE[0] <= beat_queue:
+        raise ValueError(f"beat_queue: {beat_queue} entries, fewer than the {BEAT_QUEUE_RANGE[0]} "
+                         "records the back end can hold on their way to it")
     ready = ready if isinstance(ready, ReadyPattern) else ReadyPattern(ready)
     count = len(records)
     # beats as runs (first high-cycle number, beats, request): the k-th beat of a run leaves
@@ -263,9 +270,9 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
         if skip and busy and job_beats and left >= BACK_END_STAGES + 1:
             waiting = list(queue) + [r for r in reversed(pipe) if r is not None]    # in leaving order
             held = len(waiting)
-            if held >= BACK_END_STAGES and issue == (held < BEAT_QUEUE) and all(r[1] for r in waiting):
+            if held >= BACK_END_STAGES and issue == (held < beat_queue) and all(r[1] for r in waiting):
                 cycle, busy, job, left, job_beats, pipe, queue, issue, completed = _steady(
-                    ready, cycle, front, records, job, left, waiting, runs, completion_cycles, completed)
+                    ready, beat_queue, cycle, front, records, job, left, waiting, runs, completion_cycles, completed)
                 continue
 
         # -- one cycle
@@ -287,7 +294,7 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
         pipe = [emitted] + pipe[:-1]
         # the credit for next cycle: the records in A0..B2 and the queue, with the one in
         # the walk register counted as this cycle's credit, leave room for one more
-        issue = sum(r is not None for r in pipe[1:]) + len(queue) + issue < BEAT_QUEUE
+        issue = sum(r is not None for r in pipe[1:]) + len(queue) + issue < beat_queue
         if job_ready:
             busy = front.job_register is not None
             if busy:
@@ -301,7 +308,7 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     return Timing(*_beat_arrays(runs, ready), *_completions(completion_cycles, count))
 
 
-def _steady(ready, start, front, records, job, left, waiting, runs, completion_cycles, completed):
+def _steady(ready, beat_queue, start, front, records, job, left, waiting, runs, completion_cycles, completed):
     """A steady stretch from cycle ``start`` (:class:`_Schedule`): the walker in job
     ``job`` with ``left`` records to emit (at least ``BACK_END_STAGES + 1``, so the
     stretch outlasts the stages), the beats ``waiting`` behind it. It runs across every
@@ -310,7 +317,7 @@ def _steady(ready, start, front, records, job, left, waiting, runs, completion_c
     and stops in the cycle after the walker takes no job or a rejected request (whose
     record carries no beat). The beats leave in consecutive ready cycles, the ones
     waiting first. Returns the loop's state at that cycle."""
-    schedule = _Schedule(ready, start, len(waiting))
+    schedule = _Schedule(ready, start, len(waiting), beat_queue)
     # the records in leaving order, as segments (request, records, the last one is its last)
     segments = [(record[0], 1, record[2]) for record in waiting]
     emitted = 0
@@ -389,4 +396,4 @@ def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, request
         slot = fields["slot"]
         valid = slot < config.slots and (valid_slots >> slot) & 1
         records.append(records_of(images.get(slot) if valid else None, fields, config))
-    return predict(records, gaps, ready)
+    return predict(records, gaps, ready, beat_queue=config.beat_queue)

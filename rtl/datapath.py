@@ -48,7 +48,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from ..model.gather import GATHER_ROWS
-from ..model.timing import BACK_END_STAGES, BEAT_QUEUE
+from ..model.timing import BACK_END_STAGES
 from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
@@ -57,7 +57,7 @@ from .pipeline import Delayed, Stage, bundle, extend, narrow
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
 
-__all__ = ["Datapath", "STAGES", "BEAT_QUEUE", "queued_layout"]
+__all__ = ["Datapath", "STAGES", "queued_layout"]
 
 #: Registers from the walker's output to the beat stream, the walker's own and the beat
 #: queue included: the timing model's BACK_END_STAGES, the walk register, the six stages
@@ -66,11 +66,11 @@ STAGES = BACK_END_STAGES
 #: The stages between the walk register and the beat queue.
 STAGE_NAMES = ("a0", "a1", "a2", "a3", "b1", "b2")
 assert STAGES == 1 + len(STAGE_NAMES) + 1, "the timing model's back end is not the datapath's"
-#: Entries of the beat queue (the timing model's BEAT_QUEUE): at least the records that
-#: can be on their way to it when its head stops (the walk register, six stages, the
-#: record the walker emits, the one it may emit: 9), and 16, the depth of the ECP5's LUT
-#: RAM, so that a run of ready cycles after a stop finds beats waiting.
-assert BEAT_QUEUE >= STAGES + 1
+# The beat queue has ``config.beat_queue`` entries: at least the records that can be on
+# their way to it when its head stops (the walk register, six stages, the record the
+# walker emits, the one it may emit: 9), so that a run of ready cycles after a stop finds
+# beats waiting. The default, 16, is the depth of one ECP5 LUT RAM, so up to 16 entries
+# cost the same LUT RAM.
 
 
 def queued_layout(config: UnitConfig) -> data.StructLayout:
@@ -331,7 +331,7 @@ class Datapath(wiring.Component):
                 lane.mask.eq(b.mask),
                 lane.units.eq(Mux(b.alive, b.units, 0)),
             ]
-        m.submodules.queue = queue = SyncFIFO(width=queued.shape().size, depth=BEAT_QUEUE)
+        m.submodules.queue = queue = SyncFIFO(width=queued.shape().size, depth=config.beat_queue)
         head = data.View(queued_layout(config), queue.r_data)
         m.d.comb += [queue.w_data.eq(queued), queue.w_en.eq(ctl.valid)]
         # a record with a completion leaves only when the completion queue has room
@@ -347,14 +347,15 @@ class Datapath(wiring.Component):
         counts the records in stages A0 to B2 and in the queue. Next cycle the walk
         register holds at most one more (this cycle's ``issue``), and the walker may emit
         one: ``issue`` is whether that one fits, decided a cycle ahead so it is a register.
-        That is ``held + valid + issue - taken < BEAT_QUEUE``: ``held`` is compared with
+        That is ``held + valid + issue - taken < size``: ``held`` is compared with
         each limit the three bits can set, beside them, and the bits pick a compare, so
         the head's route ends in one multiplexer, not in adds and a compare (docs/fpga.md)."""
         walk_valid = self.walk.valid
-        held = Signal(range(BEAT_QUEUE + 1))
+        size = self.config.beat_queue
+        held = Signal(range(size + 1))
         issue = Signal(init=1)          # the walker may emit a record this cycle
         kept = held + walk_valid                        # the count if nothing is taken
-        below = [held < BEAT_QUEUE - n for n in range(3)]       # held + n < BEAT_QUEUE
+        below = [held < size - n for n in range(3)]       # held + n < size
 
         def by_arrivals(options):
             """``options[valid + issue]``."""

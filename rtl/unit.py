@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out, connect
 
 from ..model.config import UnitConfig
 from .bus import WishboneSignature
-from .datapath import Datapath, BEAT_QUEUE, STAGES as BACK_END_STAGES
+from .datapath import Datapath, STAGES as BACK_END_STAGES
 from .frontend import FrontEnd, STAGES as FRONT_END_STAGES
 from .layouts import RequestLayout, CompletionLayout, beat_layout
 from .regfile import DescriptorFile, ReportSignature, bus_addr_width
@@ -43,7 +43,7 @@ def in_flight_limit(config: UnitConfig) -> int:
             + 1                         # the front end's skid register
             + 1                         # the walker's job
             + BACK_END_STAGES - 1       # the walk register and A0..B2 (the queue counted next)
-            + BEAT_QUEUE                # the beat queue's entries
+            + config.beat_queue         # the beat queue's entries
             + config.completion_depth)  # the completion queue's entries
 
 

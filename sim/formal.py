@@ -41,7 +41,7 @@ from amaranth.lib import data, wiring
 from ..model.config import UnitConfig
 from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
-from ..rtl.datapath import BEAT_QUEUE, STAGE_NAMES, Datapath, queued_layout
+from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
 from ..rtl.layouts import RequestLayout, job_layout
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
@@ -533,7 +533,7 @@ def _datapath(m, mutation):
     stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in STAGE_NAMES]
     level = probe[f"{inside}queue.level"]
     count = sum(stages) + level
-    m.d.comb += [Assert(held == count), Assert(held <= BEAT_QUEUE)]
+    m.d.comb += [Assert(held == count), Assert(held <= FORMAL_CONFIG.beat_queue)]
     return block, probe, inside
 
 
@@ -554,7 +554,7 @@ class DatapathQueues(Elaboratable):
             Assert(~(queue["w_en"] & ~queue["w_rdy"])),
             Assert(~(queue["r_en"] & ~queue["r_rdy"])),
             Assert(~(fifo["w_en"] & ~fifo["w_rdy"])),
-            Cover(queue["level"] == BEAT_QUEUE),
+            Cover(queue["level"] == FORMAL_CONFIG.beat_queue),
             Cover((fifo["level"] == FORMAL_CONFIG.completion_depth) & queue["r_rdy"] & ~queue["r_en"]),
         ]
         return m
@@ -576,7 +576,7 @@ class DatapathStreams(Elaboratable):
         queue = {name: probe[f"{inside}queue.{name}"] for name in ("w_en", "w_rdy", "level", "produce", "consume")}
         # the head is never overwritten: the queue is never written full, and its
         # pointers and level agree (the entries are a power of two)
-        bits = (BEAT_QUEUE - 1).bit_length()
+        bits = (FORMAL_CONFIG.beat_queue - 1).bit_length()
         m.d.comb += [Assert(~(queue["w_en"] & ~queue["w_rdy"])),
                      Assert((queue["produce"] - queue["consume"])[:bits] == queue["level"][:bits])]
         _stream_rules(m, block.beats, "beats")

@@ -16,12 +16,13 @@ from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 
 from .model.config import UnitConfig, ALL_MODES
+from .model.errors import ErrorCode, TmaError
 from .model.timing import predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
 
-__all__ = ["Point", "Row", "evaluate", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
+__all__ = ["Point", "Row", "evaluate", "stream_pattern", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
 #: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
 #: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
@@ -37,10 +38,12 @@ class Point:
     modes: str = "all"
     swizzles: str = "all"
     addressing: str = "multiply"
+    beat_queue: int = UnitConfig.beat_queue
 
     def config(self) -> UnitConfig:
         return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
-                          modes=self.modes, swizzles=self.swizzles, addressing=self.addressing)
+                          modes=self.modes, swizzles=self.swizzles, addressing=self.addressing,
+                          beat_queue=self.beat_queue)
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class Row:
     modes: str
     swizzles: str
     addressing: str
+    beat_queue: int
     workload: str
     requests: int
     bytes: int
@@ -67,16 +71,33 @@ class Row:
     gbytes_per_second: float | None     # bytes_per_cycle at fmax_mhz
 
 
+def stream_pattern(ready_probability: float = 1.0, seed: int = 0, ready_bursts: tuple | None = None):
+    """The beat stream's ready pattern of a sweep: ready with ``ready_probability`` in
+    each cycle, or, given ``ready_bursts = (on, off)``, ready ``on`` cycles then stalled
+    ``off``, repeating."""
+    if ready_bursts is None:
+        return ready_pattern(seed, ready_probability)
+    on, off = ready_bursts
+    if on < 1 or off < 0:
+        raise TmaError(ErrorCode.ENUM_RANGE, "ready_bursts", f"{on}:{off}", "is not ON >= 1 and OFF >= 0 cycles")
+    return [1] * on + [0] * off
+
+
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
-             synthesis: str = "synth", device: str = "85k") -> list[Row]:
+             synthesis: str = "synth", device: str = "85k", ready_bursts: tuple | None = None,
+             request_gap: int = 0) -> list[Row]:
     """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
-    "synth" (area before place and route, no Fmax) or "none"."""
+    "synth" (area before place and route, no Fmax) or "none". The beat stream's ready
+    pattern is :func:`stream_pattern`'s; each request is offered ``request_gap`` idle
+    cycles after the one before it was taken."""
     config = point.config()
+    if request_gap < 0:
+        raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", request_gap, "is negative")
+    ready = stream_pattern(ready_probability, seed, ready_bursts)
     area = None
     if synthesis != "none":
         from .synth import synthesize
         area = synthesize(config, device, place=synthesis == "place")
-    ready = ready_pattern(seed, ready_probability)
     rows = []
     for name in workloads:
         work = WORKLOADS[name]
@@ -86,11 +107,11 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         checks = [check(images[r["slot"]], r, config) for r in requests]
         moved = sum(count for _, count in checks)
         timing = predict([records_from(status, count, config) for status, count in checks],
-                         [0] * len(requests), ready)
+                         [request_gap] * len(requests), ready, beat_queue=config.beat_queue)
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
-                        config.addressing, name,
+                        config.addressing, config.beat_queue, name,
                         len(requests), moved, timing.cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
                         round(timing.cycles / work.tiles, 1),
@@ -134,7 +155,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
 
 def _key(row: Row) -> tuple:
     """A row's configuration."""
-    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing)
+    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing, row.beat_queue)
 
 
 def _label(key: tuple) -> str:
@@ -145,8 +166,8 @@ def _label(key: tuple) -> str:
 
 def _option_label(key: tuple) -> str:
     """What a configuration builds besides its lanes: slots, address width, modes,
-    swizzles, addressing."""
-    _, slots, width, modes, swizzles, addressing = key
+    swizzles, addressing, beat queue."""
+    _, slots, width, modes, swizzles, addressing, beat_queue = key
     text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
@@ -155,6 +176,8 @@ def _option_label(key: tuple) -> str:
         text += f", {swizzles} swizzles"
     if addressing != "multiply":
         text += f", {addressing} addressing"
+    if beat_queue != UnitConfig.beat_queue:
+        text += f", {beat_queue}-entry beat queue"
     return text
 
 

@@ -204,7 +204,15 @@ COMMAND_CASES = [
     (["explore", "--lanes", "3", "--no-synthesis"], "error 3 ENUM_RANGE: config.lanes = 3 is not 1, 2, 4 or 8"),
     (["explore", "--ready", "0", "--no-synthesis"], "error 3 ENUM_RANGE: ready = 0.0 is outside (0, 1]"),
     (["explore", "--ready", "nan", "--no-synthesis"], "error 3 ENUM_RANGE: ready = nan is outside (0, 1]"),
+    (["explore", "--beat-queue", "16,8", "--no-synthesis"],
+     "error 3 ENUM_RANGE: config.beat_queue = 8 is outside 9..256"),
+    (["explore", "--ready-bursts", "128", "--no-synthesis"], "error 3 ENUM_RANGE: ready_bursts = 128 is not ON:OFF"),
+    (["explore", "--ready-bursts", "0:64", "--no-synthesis"],
+     "error 3 ENUM_RANGE: ready_bursts = 0:64 is not ON >= 1 and OFF >= 0 cycles"),
+    (["explore", "--request-gap=-1", "--no-synthesis"], "error 3 ENUM_RANGE: request_gap = -1 is negative"),
     (["demo", "--copies", "0"], "error 3 ENUM_RANGE: copies = 0 is not 1 or more"),
+    (["demo", "--beat-queue", "0x10.0"],
+     "error 22 FIELD_TYPE: beat_queue = '0x10.0' is not a decimal or 0x-hex integer"),
     (["export", "--lanes", "3", "-o", "-"], "error 3 ENUM_RANGE: config.lanes = 3 is not 1, 2, 4 or 8"),
 ]
 

@@ -78,6 +78,23 @@ def test_backpressure_lowers_the_rate():
     assert 0.4 < half.bytes_per_cycle / full.bytes_per_cycle < 0.6
 
 
+def test_a_deeper_beat_queue_pays_only_when_requests_and_ready_both_come_in_bursts():
+    """Small gather4 requests (gather-moe-rows) at lanes 8 against a beat stream stalled
+    256 cycles in every 512: offered back to back, every depth keeps the stream busy in
+    each ready cycle (the front end's registers hold requests enough), so the depths give
+    the same cycles; offered 16 idle cycles apart, the unit takes requests during a stall
+    only while the queue has room, so the deeper queue moves more bytes per cycle
+    (tests/test_timing.py derives the cycles each entry saves)."""
+    def rate(queue, gap):
+        row, = evaluate(Point(8, 8, beat_queue=queue), ["gather-moe-rows"], synthesis="none",
+                        ready_bursts=(256, 256), request_gap=gap)
+        assert row.beat_queue == queue
+        return row.bytes_per_cycle
+
+    assert rate(9, 0) == rate(16, 0) == rate(64, 0)
+    assert rate(9, 16) < rate(16, 16) < rate(64, 16)
+
+
 def test_any_executor_runs_the_sweep(tmp_path):
     points = [Point(1, 4), Point(4, 8)]
     with ThreadPoolExecutor(2) as executor:

@@ -53,11 +53,15 @@ BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="s
 #: Units that step addresses (UnitConfig.addressing): the set-up's sums ride in the front
 #: end's stages and the lanes' steps in the walker's, so no cycle changes.
 STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step"), UnitConfig(lanes=8, slots=8, addressing="step")]
+#: Beat queues of other depths (UnitConfig.beat_queue): the least allowed, 9, and 40, past
+#: one LUT RAM's 16 entries and not a power of two (the queue's pointers wrap at 40).
+QUEUES = [UnitConfig(lanes=1, slots=8, beat_queue=9), UnitConfig(lanes=1, slots=8, beat_queue=40),
+          UnitConfig(lanes=8, slots=8, beat_queue=9)]
 
 
 @pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING,
-                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}")
+@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING + QUEUES,
+                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}-queue{c.beat_queue}")
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
 def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
@@ -79,21 +83,39 @@ def test_random_sequences(lanes):
     check()
 
 
+@pytest.mark.slow           # a Verilator build of each
+@pytest.mark.parametrize("beat_queue", [9, 40])
+def test_random_sequences_on_other_beat_queues(beat_queue):
+    """Sparse ready patterns fill the queue and long gaps empty it: the walker's credits
+    and the front end's stalls at the queue's own depth."""
+    config = UnitConfig(lanes=1, slots=8, beat_queue=beat_queue)
+
+    @settings(max_examples=30, **SETTINGS)
+    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=32),
+           st.sampled_from([0.5, 0.1, 0.03]), st.sampled_from([0, 2, 30]))
+    def check(scenario, probability, max_gap):
+        scenario.ready_probability, scenario.max_gap = probability, max_gap
+        assert_same_timing(scenario)
+
+    check()
+
+
 @settings(max_examples=200, **SETTINGS)
 @given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=24),
        st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
-       st.sampled_from([1, 97, 4096]))
-def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap, period):
+       st.sampled_from([1, 97, 4096]), st.sampled_from([16, 9, 40]))
+def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap, period, beat_queue):
     """Stepping over steady stretches gives the cycles of stepping every cycle: jobs long
     enough for the queue to fill, ready patterns from always to rarely high, short and
     long periods, gaps that end inside a stretch, more requests than the front end holds
     (so a stretch runs across job changes while the front end refills), and rejected
-    requests that end a stretch."""
+    requests that end a stretch; beat queues of the default, the least and a deeper depth."""
     records = [(n if beats else 1, beats) for n, beats in records]
     gaps = request_gaps(seed, len(records), max_gap)
     ready = ready_pattern(seed, probability, length=period)
     assume(np.asarray(ready).any())
-    fast, slow = predict(records, gaps, ready), predict(records, gaps, ready, skip=False)
+    fast = predict(records, gaps, ready, beat_queue=beat_queue)
+    slow = predict(records, gaps, ready, skip=False, beat_queue=beat_queue)
     assert fast.beat_cycles.tolist() == slow.beat_cycles.tolist()
     assert fast.beat_jobs.tolist() == slow.beat_jobs.tolist()
     assert fast.completion_cycles.tolist() == slow.completion_cycles.tolist()
@@ -117,3 +139,43 @@ def test_back_to_back_requests_keep_the_rate():
 def test_never_ready_is_refused():
     with pytest.raises(ValueError, match="never ready"):
         ReadyPattern(np.zeros(8))
+
+
+def test_a_queue_shorter_than_the_back_end_is_refused():
+    with pytest.raises(ValueError, match="beat_queue: 8 entries, fewer than the 9 records"):
+        predict([(4, True)], [0], [1], beat_queue=8)
+
+
+def test_a_deeper_queue_rides_out_a_longer_stall():
+    """Derived from the structure: one-beat requests offered back to back, the beat stream
+    stalled for the first 200 cycles. The walker takes a job a cycle while it holds credits,
+    so the unit stops after ``beat_queue`` records are behind the walker; the requests
+    behind them wait in the walker (1), the job register (1), the skid register (1) and
+    the front end's other stages. When the stall ends the held beats leave in consecutive
+    cycles, and the rest follow with no bubble (the queue holds more than the back end's
+    records in flight). So the beats leave at cycles 200, 201, ... whatever the depth,
+    and a deeper queue only means more of them were ready: the depth shows in the
+    completions, which need only their last beat out."""
+    stall = 200
+    ready = [0] * stall + [1] * 4000
+    for depth in (9, 16, 40):
+        timing = predict([(1, True)] * 80, [0] * 80, ready, beat_queue=depth)
+        assert timing.beat_cycles.tolist() == list(range(stall, stall + 80))
+        assert timing.completion_cycles.tolist() == [stall + k + COMPLETION_LATENCY for k in range(80)]
+
+
+def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
+    """Requests offered every 4 cycles (3 idle cycles after each is taken), 1 beat each,
+    the stream stalled for the first 300 cycles. A request is only taken while the front
+    end moves, so once the unit is full (``beat_queue`` records behind the walker, and the
+    front end's registers behind those), the offers wait. 300 cycles is time enough to
+    fill even a 40-entry queue (75 offers). Each entry more is one more request taken
+    during the stall; after it the stored beats drain one a cycle, faster than the offers
+    come (one in 4), so the run ends at the offers' pace, and the last beat leaves 4
+    cycles earlier per entry."""
+    stall, count = 300, 120
+    ready = [0] * stall + [1] * 4000
+    last = {depth: predict([(1, True)] * count, [3] * count, ready, beat_queue=depth).beat_cycles[-1]
+            for depth in (9, 16, 40)}
+    assert last[9] - last[16] == 4 * (16 - 9)
+    assert last[16] - last[40] == 4 * (40 - 16)

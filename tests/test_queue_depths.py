@@ -1,0 +1,53 @@
+"""Beat queues of other depths (``UnitConfig.beat_queue``): the walker's credits, the
+front end's stalls and the completions at the queue's own depth. The model's answers do
+not depend on the depth, so every check here is the lockstep checker's, on scenarios whose
+beat stream is ready in few cycles (the queue fills, the walker waits for credits) and on
+random campaigns on both compiled backends. The cycles are tests/test_timing.py's."""
+
+import pytest
+
+from tma_unit.model import AccessMode, ErrorCode, TmaError
+from tma_unit.model.config import BEAT_QUEUE_RANGE, UnitConfig
+from tma_unit.sim.campaign import run_campaign
+from tma_unit.sim.generate import GENERATORS, RandomDraw
+from tma_unit.sim.pysim import run_pysim
+
+
+@pytest.mark.parametrize("beat_queue", [BEAT_QUEUE_RANGE[0], 40])
+def test_generated_scenarios_with_a_stalled_beat_stream(beat_queue):
+    """A scenario of each generator, its beat stream ready in one cycle of ten, on the
+    least queue and on one of 40 entries (not a power of two: its pointers wrap at 40).
+    The compiled campaigns below add stalls of the completion stream."""
+    config = UnitConfig(lanes=1, slots=8, beat_queue=beat_queue)
+    for name in GENERATORS:
+        scenario = GENERATORS[name](RandomDraw(f"queue:{beat_queue}:{name}"), config)
+        scenario.ready_probability = 0.1
+        run_pysim(scenario)
+
+
+@pytest.mark.parametrize("value, code, detail", [
+    (BEAT_QUEUE_RANGE[0] - 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
+    (BEAT_QUEUE_RANGE[1] + 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
+    ("16", ErrorCode.FIELD_TYPE, "is not an integer"),
+])
+def test_configuration_refuses_a_beat_queue_out_of_range(value, code, detail):
+    with pytest.raises(TmaError) as error:
+        UnitConfig(beat_queue=value)
+    assert error.value.code == code and error.value.field == "config.beat_queue"
+    assert detail in str(error.value)
+
+
+#: The compiled campaigns: both backends, lanes 1 and 8, the least queue.
+CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, beat_queue=BEAT_QUEUE_RANGE[0]))
+                    for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
+
+
+@pytest.mark.slow           # a compiled build of each
+@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS, ids=[f"{b}-lanes{c.lanes}" for b, c in CAMPAIGN_CONFIGS])
+def test_campaign_on_the_least_beat_queue(backend, config):
+    """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
+    difference, and every mode completes OK somewhere."""
+    report = run_campaign(config, backend, seed=33, scenarios=300 if config.lanes == 1 else 100, workers=1)
+    assert not report["failures"], report["failures"][0].report
+    modes_ok = {bucket.split("/")[0] for bucket, count in report["coverage"].buckets.items() if count}
+    assert modes_ok == {mode.name for mode in AccessMode}
