@@ -10,7 +10,7 @@ from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
 __all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING",
-           "BEAT_QUEUE_RANGE"]
+           "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -53,6 +53,14 @@ ADDRESSING = ("multiply", "step")
 #: "Queue depths").
 BEAT_QUEUE_RANGE = (9, 256)
 
+#: Entries the completion queue may have (``UnitConfig.completion_depth``). A completion
+#: written to it is offered two cycles later (model/timing.py's ``COMPLETION_LATENCY``:
+#: the queue's memory, then its output register), so with completions written one a
+#: cycle and taken as soon as offered, two are inside; the least is one more, so that
+#: the beat queue's head never waits for room while the completion stream keeps up. More
+#: entries ride out longer stalls of the completion stream.
+COMPLETION_DEPTH_RANGE = (3, 64)
+
 
 @dataclass(frozen=True)
 class UnitConfig:
@@ -74,7 +82,8 @@ class UnitConfig:
     id_width : int
         Bits of a request id.
     completion_depth : int
-        Completions the unit can hold while the completion stream is not ready.
+        Completions the unit can hold while the completion stream is not ready
+        (:data:`COMPLETION_DEPTH_RANGE`).
     beat_queue : int
         Entries of the beat queue, the records that wait for the beat stream
         (:data:`BEAT_QUEUE_RANGE`).
@@ -121,7 +130,8 @@ class UnitConfig:
             ("smem_bytes", 0 < self.smem_bytes <= (1 << 24) and self.smem_bytes % 1024 == 0,
              "is not a multiple of 1024 in 1 KiB..16 MiB"),
             ("id_width", 1 <= self.id_width <= 16, "is outside 1..16"),
-            ("completion_depth", 1 <= self.completion_depth <= 64, "is outside 1..64"),
+            ("completion_depth", COMPLETION_DEPTH_RANGE[0] <= self.completion_depth <= COMPLETION_DEPTH_RANGE[1],
+             "is outside {}..{}".format(*COMPLETION_DEPTH_RANGE)),
             ("beat_queue", BEAT_QUEUE_RANGE[0] <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
              "is outside {}..{}".format(*BEAT_QUEUE_RANGE)),
         ]

@@ -21,9 +21,11 @@ The structure it models:
 * the credit for the next cycle is a register: it is given when the records in stages
   A0..B2 and in the queue after this cycle, plus one for this cycle's credit (the record
   it may have put in the walk register), are fewer than ``beat_queue``;
-* a completion is written to the completion FIFO when its job's last record leaves the
-  queue, and is offered ``COMPLETION_LATENCY`` cycles later (the completion stream is
-  always ready in a run).
+* a record with a completion (a job's last) leaves the queue only when the completion
+  queue has room; its completion is written to the completion queue as it leaves and is
+  offered ``COMPLETION_LATENCY`` cycles later if the queue's output register is free
+  (:class:`_CompletionQueue`), and taken when the completion stream is ready (always,
+  unless a ``completion_ready`` pattern is given).
 
 The same conventions as the compiled run loop (sim/native.py): cycle 0 is the first cycle
 of the run; request ``i`` is offered after ``gaps[i]`` idle cycles counted from the cycle
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import UnitConfig, BEAT_QUEUE_RANGE
+from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE
 from .unit import check
 from .types import CHUNK_BYTES
 
@@ -66,6 +68,10 @@ assert BEAT_QUEUE_RANGE[0] == BACK_END_STAGES + 1, "the least beat queue is not 
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).
 COMPLETION_LATENCY = 2
+# With the completion stream always ready, a completion is inside the completion queue
+# for COMPLETION_LATENCY cycles, so the least queue that never stalls the beat queue's head
+# holds one more.
+assert COMPLETION_DEPTH_RANGE[0] == COMPLETION_LATENCY + 1, "the least completion queue stalls the rate"
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,36 @@ def records_from(status, transaction_bytes: int, config: UnitConfig) -> tuple[in
         return 1, False
     chunks = transaction_bytes // CHUNK_BYTES
     return -(-chunks // config.lanes), True
+
+
+class _CompletionQueue:
+    """The completion queue, one cycle at a time: Amaranth's SyncFIFOBuffered of ``depth``
+    entries, a memory of ``depth - 1`` entries (one written in a cycle is readable in the
+    next) and an output register, whose entry is offered to the completion stream and
+    taken in a cycle the stream's ``ready`` pattern is high. The memory has room while it
+    holds fewer than ``depth - 1``; it moves its oldest entry to the output register in
+    a cycle the register is empty or taken."""
+
+    __slots__ = ("size", "memory", "output", "ready")
+
+    def __init__(self, depth: int, ready: "ReadyPattern"):
+        self.size, self.memory, self.output, self.ready = depth - 1, deque(), None, ready
+
+    def room(self) -> bool:
+        return len(self.memory) < self.size
+
+    def step(self, cycle: int, written: int | None) -> int | None:
+        """Cycle ``cycle``, the completion of request ``written`` written in it (None: no
+        write). Returns the request whose completion the stream takes in it, or None."""
+        ready = self.ready[cycle]
+        taken = self.output if ready else None
+        if self.memory and (self.output is None or ready):
+            self.output = self.memory.popleft()
+        elif ready:
+            self.output = None
+        if written is not None:
+            self.memory.append(written)
+        return taken
 
 
 class _FrontEnd:
@@ -240,16 +276,29 @@ class _Schedule:
 
 
 def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True,
-            beat_queue: int = UnitConfig.beat_queue) -> Timing:
+            beat_queue: int = UnitConfig.beat_queue, completion_ready=None,
+            completion_depth: int = UnitConfig.completion_depth) -> Timing:
     """Beat and completion cycles of a request sequence. ``records``: per request, what
     :func:`records_of` says; ``gaps``: idle cycles before each request; ``ready``: the beat
-    stream's ready pattern; ``beat_queue``: the beat queue's entries (the configuration's).
-    ``skip``: step over steady stretches (False: every cycle one by one, the slow
-    reference the fast path is tested against)."""
+    stream's ready pattern; ``beat_queue`` and ``completion_depth``: the queues' entries
+    (the configuration's); ``completion_ready``: the completion stream's ready pattern
+    (None: always ready). ``skip``: step over steady stretches (False: every cycle one by
+    one, the slow reference the fast path is tested against); a completion stream that
+    is not always ready is stepped every cycle."""
     if not BEAT_QUEUE_RANGE[0] <= beat_queue:
         raise ValueError(f"beat_queue: {beat_queue} entries, fewer than the {BEAT_QUEUE_RANGE[0]} "
                          "records the back end can hold on their way to it")
+    if not COMPLETION_DEPTH_RANGE[0] <= completion_depth:
+        raise ValueError(f"completion_depth: {completion_depth} entries, fewer than the {COMPLETION_DEPTH_RANGE[0]} "
+                         "a completion a cycle needs")
     ready = ready if isinstance(ready, ReadyPattern) else ReadyPattern(ready)
+    # the completion queue, stepped only when the stream may stall (else a completion is
+    # taken COMPLETION_LATENCY cycles after it is written, and steady stretches are skipped)
+    completions = None
+    if completion_ready is not None:
+        completion_ready = ReadyPattern(completion_ready)
+        if completion_ready.per_period < completion_ready.period:
+            completions, skip = _CompletionQueue(completion_depth, completion_ready), False
     count = len(records)
     # beats as runs (first high-cycle number, beats, request): the k-th beat of a run leaves
     # in the pattern's (first + k)-th high cycle
@@ -278,12 +327,20 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
         # -- one cycle
         # the beat queue's head leaves when the stream takes it (a record without a beat
         # leaves at once); its completion is queued as it leaves
-        if queue and (not queue[0][1] or ready[cycle]):
+        written = None
+        if queue and (not queue[0][1] or ready[cycle]) and (not queue[0][2] or completions is None or completions.room()):
             head = queue.popleft()
             if head[1]:
                 runs.append((ready.count_before(cycle), 1, head[0]))
-            if head[2]:
+            if head[2] and completions is None:
                 completion_cycles[head[0]] = cycle + COMPLETION_LATENCY
+                completed += 1
+            elif head[2]:
+                written = head[0]
+        if completions is not None:
+            taken = completions.step(cycle, written)
+            if taken is not None:
+                completion_cycles[taken] = cycle
                 completed += 1
         # the walker emits a record when it holds a credit, and takes the next job with
         # its current job's last record
@@ -388,7 +445,8 @@ def _completions(completion_cycles, count):
     return done, int(done.max()) + 1 if count else 0
 
 
-def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, ready) -> Timing:
+def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, ready,
+                     completion_ready=None) -> Timing:
     """:func:`predict` for hardware requests on descriptor images (a co-simulation scenario's
     contents)."""
     records = []
@@ -396,4 +454,5 @@ def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, request
         slot = fields["slot"]
         valid = slot < config.slots and (valid_slots >> slot) & 1
         records.append(records_of(images.get(slot) if valid else None, fields, config))
-    return predict(records, gaps, ready, beat_queue=config.beat_queue)
+    return predict(records, gaps, ready, beat_queue=config.beat_queue, completion_ready=completion_ready,
+                   completion_depth=config.completion_depth)

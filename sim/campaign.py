@@ -31,7 +31,7 @@ from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
 from ..rtl.validate import unreachable
 from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
-                    model_answers, ready_pattern, request_gaps)
+                    model_answers, ready_pattern, request_gaps, completion_pattern)
 from .generate import GENERATORS, RandomDraw
 
 __all__ = ["flat_layout", "field_values", "expected_beats", "BatchChecker", "run_scenario", "Coverage",
@@ -102,16 +102,6 @@ class ScenarioResult:
         return len(self.checked)
 
 
-def _completion_pattern(scenario: Scenario) -> np.ndarray:
-    """The completion stream's ready pattern (repeating): ready at the scenario's rate,
-    with the stall, if any, of ``length`` cycles from cycle ``first`` of each period."""
-    pattern = ready_pattern(scenario.seed + 7, scenario.completion_ready_probability)
-    if scenario.completion_stall is not None:
-        first, length = scenario.completion_stall
-        pattern = np.concatenate([pattern[:first], np.zeros(length, dtype=np.uint8), pattern[first:]])
-    return pattern
-
-
 def cycle_limit(beats: int, requests: int, gaps: int, ready: np.ndarray, completion_ready: np.ndarray) -> int:
     """The cycles a run is given before it counts as hung (the checker then reports the
     completions that never came): ten times what the beats, the requests and their gaps
@@ -138,7 +128,7 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
     unit.bus_arrays(*_descriptor_and_valid_writes(scenario, written))
     count = len(scenario.requests)
     gaps = request_gaps(scenario.seed, count, scenario.max_gap)
-    ready, completion_ready = ready_pattern(scenario.seed, scenario.ready_probability), _completion_pattern(scenario)
+    ready, completion_ready = ready_pattern(scenario.seed, scenario.ready_probability), completion_pattern(scenario)
     max_cycles = cycle_limit(checker.beat_count, count, int(gaps.sum()), ready, completion_ready)
     if scenario.reset_cycle is not None:
         max_cycles += scenario.reset_cycle

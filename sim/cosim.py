@@ -27,7 +27,7 @@ from ..model.unit import check, complete, Completion
 from ..rtl.layouts import CompletionLayout, beat_layout
 
 __all__ = ["Scenario", "LockstepChecker", "BatchChecker", "Mismatch",
-           "ready_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
+           "ready_pattern", "completion_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
            "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BYTES", "code_name"]
 
 
@@ -66,6 +66,16 @@ def ready_pattern(seed: int, probability: float, length: int = 4096) -> np.ndarr
         return np.ones(length, dtype=np.uint8)
     rng = np.random.default_rng(seed)
     return (rng.random(length) < probability).astype(np.uint8)
+
+
+def completion_pattern(scenario: "Scenario") -> np.ndarray:
+    """The completion stream's ready pattern (repeating): ready at the scenario's rate,
+    with the stall, if any, of ``length`` cycles from cycle ``first`` of each period."""
+    pattern = ready_pattern(scenario.seed + 7, scenario.completion_ready_probability)
+    if scenario.completion_stall is not None:
+        first, length = scenario.completion_stall
+        pattern = np.concatenate([pattern[:first], np.zeros(length, dtype=np.uint8), pattern[first:]])
+    return pattern
 
 
 def request_gaps(seed: int, count: int, max_gap: int) -> np.ndarray:

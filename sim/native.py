@@ -30,7 +30,7 @@ from ..model.config import UnitConfig
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
-from .cosim import (LockstepChecker, RunResult, Scenario, ready_pattern, request_gaps,
+from .cosim import (LockstepChecker, RunResult, Scenario, completion_pattern, ready_pattern, request_gaps,
                     waveform_on_mismatch)
 
 __all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
@@ -301,7 +301,8 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
     expected_beats = checker.batch.beat_count
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
         scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap),
-        ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1)
+        ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1,
+        completion_ready=completion_pattern(scenario))
     # replay in cycle order: beats and completions interleaved as the RTL produced them
     events = sorted([(int(c), 0, i) for i, c in enumerate(beat_cycles)]
                     + [(int(c), 1, i) for i, c in enumerate(completion_cycles)])

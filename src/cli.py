@@ -227,12 +227,13 @@ def _int_list(text: str, field_name: str) -> list[int]:
 
 def cmd_explore(args) -> int:
     from pathlib import Path
-    from .explore import Point, explore, write_csv, plot, stream_pattern
-    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue)
+    from .explore import Point, explore, write_csv, plot, bursts_pattern
+    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth)
               for lanes in _int_list(args.lanes, "lanes")
               for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
               for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")
-              for addressing in args.addressing.split(",") for queue in _int_list(args.beat_queue, "beat_queue")]
+              for addressing in args.addressing.split(",") for queue in _int_list(args.beat_queue, "beat_queue")
+              for depth in _int_list(args.completion_depth, "completion_depth")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     if not 0 < args.ready <= 1:         # never ready (0, negative, NaN) would never finish
@@ -240,12 +241,14 @@ def cmd_explore(args) -> int:
     stream = {"ready_probability": args.ready, "request_gap": _flag_int(args.request_gap, "request_gap")}
     if stream["request_gap"] < 0:
         raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", stream["request_gap"], "is negative")
-    if args.ready_bursts:
-        bursts = _int_list(args.ready_bursts.replace(":", ","), "ready_bursts")
-        if len(bursts) != 2:
-            raise TmaError(ErrorCode.ENUM_RANGE, "ready_bursts", args.ready_bursts, "is not ON:OFF")
-        stream["ready_bursts"] = tuple(bursts)
-    stream_pattern(args.ready, 0, stream.get("ready_bursts"))    # a bad pattern fails here, named
+    for name in ("ready_bursts", "completion_bursts"):
+        text = getattr(args, name)
+        if text:
+            bursts = _int_list(text.replace(":", ","), name)
+            if len(bursts) != 2:
+                raise TmaError(ErrorCode.ENUM_RANGE, name, text, "is not ON:OFF")
+            stream[name] = tuple(bursts)
+            bursts_pattern(stream[name], name)      # a bad pattern fails here, named
     workloads = args.workloads.split(",") if args.workloads else None
     synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
     rows = explore(points, workloads, progress=not args.quiet, synthesis=synthesis, device=args.device, **stream)
@@ -253,11 +256,12 @@ def cmd_explore(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
     pictures = plot(rows, out)
-    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'workload':20} {'B/cycle':>8} "
-          f"{'of SM':>6} {'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
+    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'compl':>5} {'workload':20} "
+          f"{'B/cycle':>8} {'of SM':>6} {'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
     show = lambda v, f="": "-" if v is None else format(v, f)
     for r in rows:
-        print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.addressing:8} {r.beat_queue:>5} {r.workload:20} "
+        print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.addressing:8} {r.beat_queue:>5} "
+              f"{r.completion_depth:>5} {r.workload:20} "
               f"{r.bytes_per_cycle:>8.2f} "
               f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
@@ -424,9 +428,11 @@ def _add_case_arguments(parser) -> None:
 
 
 def _add_built_options(parser, sweep=False):
-    """``--modes``, ``--swizzles``, ``--addressing`` and ``--beat-queue``: what the unit is
-    built with (UnitConfig); a sweep takes comma-separated lists of them."""
-    from .model.config import ADDRESSING, BEAT_QUEUE_RANGE, MODE_FAMILIES, SWIZZLE_SETS, UnitConfig
+    """``--modes``, ``--swizzles``, ``--addressing``, ``--beat-queue`` and
+    ``--completion-depth``: what the unit is built with (UnitConfig); a sweep takes
+    comma-separated lists of them."""
+    from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, MODE_FAMILIES, SWIZZLE_SETS,
+                               UnitConfig)
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -440,13 +446,18 @@ def _add_built_options(parser, sweep=False):
     parser.add_argument("--beat-queue", default=str(UnitConfig.beat_queue),
                         help=f"{many}entries of the beat queue, {BEAT_QUEUE_RANGE[0]}..{BEAT_QUEUE_RANGE[1]} "
                              f"(default {UnitConfig.beat_queue}; more ride out longer stalls of the beat stream)")
+    parser.add_argument("--completion-depth", default=str(UnitConfig.completion_depth),
+                        help=f"{many}entries of the completion queue, {COMPLETION_DEPTH_RANGE[0]}.."
+                             f"{COMPLETION_DEPTH_RANGE[1]} (default {UnitConfig.completion_depth}; more ride out "
+                             "longer stalls of the completion stream)")
 
 
 def _built(args) -> dict:
-    """The ``modes``, ``swizzles``, ``addressing`` and ``beat_queue`` arguments of a
-    UnitConfig from the flags."""
+    """The ``modes``, ``swizzles``, ``addressing``, ``beat_queue`` and ``completion_depth``
+    arguments of a UnitConfig from the flags."""
     return {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing,
-            "beat_queue": _flag_int(args.beat_queue, "beat_queue")}
+            "beat_queue": _flag_int(args.beat_queue, "beat_queue"),
+            "completion_depth": _flag_int(args.completion_depth, "completion_depth")}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -491,6 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--ready-bursts", metavar="ON:OFF",
                          help="instead of --ready: the beat stream ready ON cycles, then stalled OFF, repeating "
                               "(a shared-memory port that other traffic takes in bursts)")
+    explore.add_argument("--completion-bursts", metavar="ON:OFF",
+                         help="the completion stream ready ON cycles, then stalled OFF, repeating (default: always "
+                              "ready)")
     explore.add_argument("--request-gap", default="0",
                          help="idle cycles before each request is offered, counted from the last one taken "
                               "(default 0: requests wait back to back)")

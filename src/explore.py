@@ -22,7 +22,7 @@ from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
 
-__all__ = ["Point", "Row", "evaluate", "stream_pattern", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
+__all__ = ["Point", "Row", "evaluate", "bursts_pattern", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
 #: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
 #: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
@@ -39,11 +39,12 @@ class Point:
     swizzles: str = "all"
     addressing: str = "multiply"
     beat_queue: int = UnitConfig.beat_queue
+    completion_depth: int = UnitConfig.completion_depth
 
     def config(self) -> UnitConfig:
         return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
                           modes=self.modes, swizzles=self.swizzles, addressing=self.addressing,
-                          beat_queue=self.beat_queue)
+                          beat_queue=self.beat_queue, completion_depth=self.completion_depth)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Row:
     swizzles: str
     addressing: str
     beat_queue: int
+    completion_depth: int
     workload: str
     requests: int
     bytes: int
@@ -71,29 +73,28 @@ class Row:
     gbytes_per_second: float | None     # bytes_per_cycle at fmax_mhz
 
 
-def stream_pattern(ready_probability: float = 1.0, seed: int = 0, ready_bursts: tuple | None = None):
-    """The beat stream's ready pattern of a sweep: ready with ``ready_probability`` in
-    each cycle, or, given ``ready_bursts = (on, off)``, ready ``on`` cycles then stalled
-    ``off``, repeating."""
-    if ready_bursts is None:
-        return ready_pattern(seed, ready_probability)
-    on, off = ready_bursts
+def bursts_pattern(bursts: tuple, name: str) -> list[int]:
+    """A stream ready ``on`` cycles then stalled ``off``, repeating (``bursts = (on, off)``)."""
+    on, off = bursts
     if on < 1 or off < 0:
-        raise TmaError(ErrorCode.ENUM_RANGE, "ready_bursts", f"{on}:{off}", "is not ON >= 1 and OFF >= 0 cycles")
+        raise TmaError(ErrorCode.ENUM_RANGE, name, f"{on}:{off}", "is not ON >= 1 and OFF >= 0 cycles")
     return [1] * on + [0] * off
 
 
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
              synthesis: str = "synth", device: str = "85k", ready_bursts: tuple | None = None,
-             request_gap: int = 0) -> list[Row]:
+             request_gap: int = 0, completion_bursts: tuple | None = None) -> list[Row]:
     """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
-    "synth" (area before place and route, no Fmax) or "none". The beat stream's ready
-    pattern is :func:`stream_pattern`'s; each request is offered ``request_gap`` idle
-    cycles after the one before it was taken."""
+    "synth" (area before place and route, no Fmax) or "none". The beat stream is ready
+    with ``ready_probability`` in each cycle, or in ``ready_bursts`` (:func:`bursts_pattern`);
+    the completion stream always, or in ``completion_bursts``; each request is offered
+    ``request_gap`` idle cycles after the one before it was taken."""
     config = point.config()
     if request_gap < 0:
         raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", request_gap, "is negative")
-    ready = stream_pattern(ready_probability, seed, ready_bursts)
+    ready = (ready_pattern(seed, ready_probability) if ready_bursts is None
+             else bursts_pattern(ready_bursts, "ready_bursts"))
+    completion_ready = None if completion_bursts is None else bursts_pattern(completion_bursts, "completion_bursts")
     area = None
     if synthesis != "none":
         from .synth import synthesize
@@ -107,11 +108,12 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         checks = [check(images[r["slot"]], r, config) for r in requests]
         moved = sum(count for _, count in checks)
         timing = predict([records_from(status, count, config) for status, count in checks],
-                         [request_gap] * len(requests), ready, beat_queue=config.beat_queue)
+                         [request_gap] * len(requests), ready, beat_queue=config.beat_queue,
+                         completion_ready=completion_ready, completion_depth=config.completion_depth)
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
-                        config.addressing, config.beat_queue, name,
+                        config.addressing, config.beat_queue, config.completion_depth, name,
                         len(requests), moved, timing.cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
                         round(timing.cycles / work.tiles, 1),
@@ -155,7 +157,8 @@ def write_csv(rows: list[Row], path: Path) -> None:
 
 def _key(row: Row) -> tuple:
     """A row's configuration."""
-    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing, row.beat_queue)
+    return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing, row.beat_queue,
+            row.completion_depth)
 
 
 def _label(key: tuple) -> str:
@@ -166,8 +169,8 @@ def _label(key: tuple) -> str:
 
 def _option_label(key: tuple) -> str:
     """What a configuration builds besides its lanes: slots, address width, modes,
-    swizzles, addressing, beat queue."""
-    _, slots, width, modes, swizzles, addressing, beat_queue = key
+    swizzles, addressing, queue depths."""
+    _, slots, width, modes, swizzles, addressing, beat_queue, completion_depth = key
     text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
@@ -178,6 +181,8 @@ def _option_label(key: tuple) -> str:
         text += f", {addressing} addressing"
     if beat_queue != UnitConfig.beat_queue:
         text += f", {beat_queue}-entry beat queue"
+    if completion_depth != UnitConfig.completion_depth:
+        text += f", {completion_depth}-entry completion queue"
     return text
 
 

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings, strategies as st, HealthCheck
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict, predict_scenario,
                                    ReadyPattern)
-from tma_unit.sim.cosim import ready_pattern, request_gaps
+from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.native import run_native
 from tma_unit.sim.verilator import VerilatorUnit
@@ -32,7 +32,8 @@ def assert_same_timing(scenario):
     rtl = run_native(scenario, unit(scenario.config))
     gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
     ready = ready_pattern(scenario.seed, scenario.ready_probability)
-    timing = predict_scenario(scenario.config, scenario.images, scenario.valid_slots, scenario.requests, gaps, ready)
+    timing = predict_scenario(scenario.config, scenario.images, scenario.valid_slots, scenario.requests, gaps, ready,
+                              completion_pattern(scenario))
     assert timing.beat_cycles.tolist() == list(rtl.beat_cycles)
     assert timing.completion_cycles.tolist() == list(rtl.completion_cycles)
     assert timing.cycles == rtl.cycles
@@ -100,6 +101,26 @@ def test_random_sequences_on_other_beat_queues(beat_queue):
     check()
 
 
+@pytest.mark.slow           # a Verilator build of each
+@pytest.mark.parametrize("completion_depth", [3, 12])
+def test_random_sequences_with_a_stalled_completion_stream(completion_depth):
+    """The completion stream ready in some cycles, or stalled for a stretch of each period:
+    the completion queue fills, the beat queue's head waits for room, then the walker for
+    credits and the front end for the walker."""
+    config = UnitConfig(lanes=1, slots=8, completion_depth=completion_depth)
+
+    @settings(max_examples=30, **SETTINGS)
+    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=8),
+           st.sampled_from([1.0, 0.5, 0.1]), st.sampled_from([1.0, 0.6, 0.2]), st.sampled_from([0, 2, 30]),
+           st.sampled_from([None, (10, 200), (0, 1000)]))
+    def check(scenario, probability, completion_probability, max_gap, stall):
+        scenario.ready_probability, scenario.max_gap = probability, max_gap
+        scenario.completion_ready_probability, scenario.completion_stall = completion_probability, stall
+        assert_same_timing(scenario)
+
+    check()
+
+
 @settings(max_examples=200, **SETTINGS)
 @given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=24),
        st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
@@ -139,6 +160,24 @@ def test_back_to_back_requests_keep_the_rate():
 def test_never_ready_is_refused():
     with pytest.raises(ValueError, match="never ready"):
         ReadyPattern(np.zeros(8))
+
+
+def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
+    """Derived from the completion queue's structure (a memory of ``depth - 1`` entries and
+    an output register): one-beat requests back to back, the beat stream always ready,
+    the completion stream stalled until cycle 200. The first ``depth`` beats leave one a
+    cycle from the first cycle a beat can leave, and their completions fill the queue;
+    then the beat queue's head waits. In cycle 200 the stream takes the output register's
+    completion and the memory's oldest moves into it, so the memory has room in cycle 201,
+    and from there a beat leaves and a completion is taken in every cycle."""
+    stall, count, first = 200, 60, FRONT_END_STAGES + 1 + BACK_END_STAGES
+    for depth in (3, 8, 20):
+        timing = predict([(1, True)] * count, [0] * count, [1], completion_ready=[0] * stall + [1] * 4000,
+                         completion_depth=depth)
+        assert timing.beat_cycles.tolist() == ([first + k for k in range(depth)]
+                                               + [stall + 1 + k for k in range(count - depth)])
+        assert timing.completion_cycles.tolist() == [stall + k for k in range(count)]
+        assert timing.cycles == stall + count
 
 
 def test_a_queue_shorter_than_the_back_end_is_refused():
