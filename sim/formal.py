@@ -38,7 +38,7 @@ from amaranth.hdl import (Assert, Assume, Cat, Cover, ClockDomain, Const, Elabor
 from amaranth.back import rtlil
 from amaranth.lib import data, wiring
 
-from ..model.config import UnitConfig
+from ..model.config import BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, UnitConfig
 from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
 from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
@@ -55,6 +55,11 @@ __all__ = ["Proof", "Outcome", "PROOFS", "FORMAL_CONFIG", "Probe", "run_sby", "c
 #: about control, which is the same for every slot; two slots are enough for "a write
 #: to slot s clears slot s's valid bit and no other".
 FORMAL_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4)
+#: The formal configuration with the least queues (model/config.py's BEAT_QUEUE_RANGE and
+#: COMPLETION_DEPTH_RANGE): a beat queue whose depth is not a power of two, and a
+#: completion queue as full as it gets with the stream always ready.
+LEAST_QUEUES_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4, beat_queue=BEAT_QUEUE_RANGE[0],
+                                 completion_depth=COMPLETION_DEPTH_RANGE[0])
 
 #: The Yosys commands between reading the harness and the solver (see the module's text).
 REDUCE = ("flatten", "cutpoint t:$mul", "memory_map", "opt -fast", "splitcells", "opt_clean", "opt -fast")
@@ -510,7 +515,7 @@ class _HeadIgnoresRoom(Datapath):
         return m
 
 
-def _datapath(m, mutation):
+def _datapath(m, mutation, config=FORMAL_CONFIG):
     """The datapath (or a mutation of it) with the walker's side free but for the credit:
     the walker emits a record (``walk.valid``) only in the cycle after one it held a
     credit for (``walk.credit`` two cycles earlier: the datapath's ``issue`` and the
@@ -518,11 +523,11 @@ def _datapath(m, mutation):
     (``held``: stages A0 to B2 and the beat queue), which the credit rests on."""
     _domain(m)
     if mutation == "head_ignores_room":
-        block = _HeadIgnoresRoom(FORMAL_CONFIG)
+        block = _HeadIgnoresRoom(config)
     elif mutation is not None:
-        block = _DatapathWrapper(FORMAL_CONFIG, mutation)
+        block = _DatapathWrapper(config, mutation)
     else:
-        block = Datapath(FORMAL_CONFIG)
+        block = Datapath(config)
     probe = Probe(block)
     m.submodules.datapath = probe.fragment
     inside = "inner." if isinstance(block, _DatapathWrapper) else ""
@@ -533,7 +538,7 @@ def _datapath(m, mutation):
     stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in STAGE_NAMES]
     level = probe[f"{inside}queue.level"]
     count = sum(stages) + level
-    m.d.comb += [Assert(held == count), Assert(held <= FORMAL_CONFIG.beat_queue)]
+    m.d.comb += [Assert(held == count), Assert(held <= config.beat_queue)]
     return block, probe, inside
 
 
@@ -542,20 +547,20 @@ class DatapathQueues(Elaboratable):
     record it has no room for), and the completion queue is never written full (with
     the completion stream stalled, the beat queue's head waits)."""
 
-    def __init__(self, mutation=None):
-        self.mutation = mutation
+    def __init__(self, mutation=None, config=FORMAL_CONFIG):
+        self.mutation, self.config = mutation, config
 
     def elaborate(self, platform):
         m = Module()
-        block, probe, inside = _datapath(m, self.mutation)
+        block, probe, inside = _datapath(m, self.mutation, self.config)
         queue = {name: probe[f"{inside}queue.{name}"] for name in ("w_en", "w_rdy", "r_en", "r_rdy", "level")}
         fifo = {name: probe[f"{inside}completions.{name}"] for name in ("w_en", "w_rdy", "r_en", "r_rdy", "level")}
         m.d.comb += [
             Assert(~(queue["w_en"] & ~queue["w_rdy"])),
             Assert(~(queue["r_en"] & ~queue["r_rdy"])),
             Assert(~(fifo["w_en"] & ~fifo["w_rdy"])),
-            Cover(queue["level"] == FORMAL_CONFIG.beat_queue),
-            Cover((fifo["level"] == FORMAL_CONFIG.completion_depth) & queue["r_rdy"] & ~queue["r_en"]),
+            Cover(queue["level"] == self.config.beat_queue),
+            Cover((fifo["level"] == self.config.completion_depth) & queue["r_rdy"] & ~queue["r_en"]),
         ]
         return m
 
@@ -927,6 +932,11 @@ PROOFS: tuple[Proof, ...] = (
           {"credit_never_withheld": "the walk link's credit always high",
            "head_ignores_room": "the queue's head leaves with the completion queue full"}, cover_depth=30,
           mutation_depth=24),
+    Proof("datapath.queues_least", "Datapath", "datapath.queues on the least queues (9 and 3 entries)",
+          "prove", 4, lambda mutation=None: DatapathQueues(mutation, LEAST_QUEUES_CONFIG),
+          {"credit_never_withheld": "the walk link's credit always high",
+           "head_ignores_room": "the queue's head leaves with the completion queue full"}, cover_depth=20,
+          mutation_depth=20),
     Proof("datapath.one_completion_each", "Datapath", DatapathOneCompletionEach.__doc__, "bmc", 16,
           DatapathOneCompletionEach, {"completion_taken_twice": "the completion queue pops every other take"},
           cover_depth=16, bound=_CREDIT_BOUND),
