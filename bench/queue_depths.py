@@ -12,6 +12,7 @@ Run: python bench/queue_depths.py [--lanes 8] [--workloads gather-moe-rows ...]
 import argparse
 
 from tma_unit.explore import Point, evaluate
+from tma_unit.model.types import CHUNK_BYTES
 from tma_unit.workloads import WORKLOADS
 
 BEAT_QUEUES = (9, 16, 32, 64, 128)
@@ -68,7 +69,7 @@ def main():
             ax.set_xticks(depths, [str(d) for d in depths])
             ax.set_xlabel(f"{title} entries")
             ax.set_title(f"Lanes {args.lanes}: stalls of the {'beat' if field == 'beat_queue' else 'completion'} stream")
-            ax.axhline(16 * args.lanes, color="grey", linestyle="--", linewidth=1)
+            ax.axhline(CHUNK_BYTES * args.lanes, color="grey", linestyle="--", linewidth=1)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=6.5)
         axes[0].set_ylabel("bytes per cycle")

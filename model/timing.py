@@ -93,10 +93,10 @@ class ReadyPattern:
     """A periodic ready pattern, numbered by its high cycles: the ``k``-th high cycle (from
     0) is where the ``k``-th taken beat could leave."""
 
-    def __init__(self, ready):
+    def __init__(self, ready, stream: str = "beat"):
         pattern = np.asarray(ready, dtype=np.uint8) != 0
         if not pattern.any():
-            raise ValueError("ready pattern: never ready, so no beat would ever leave")
+            raise ValueError(f"{stream} stream's ready pattern: never ready, so no {stream} would ever leave")
         self.pattern = pattern.tolist()
         self.period = len(pattern)
         self.high_array = np.flatnonzero(pattern).astype(np.int64)
@@ -296,7 +296,8 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     # taken COMPLETION_LATENCY cycles after it is written, and steady stretches are skipped)
     completions = None
     if completion_ready is not None:
-        completion_ready = ReadyPattern(completion_ready)
+        if not isinstance(completion_ready, ReadyPattern):
+            completion_ready = ReadyPattern(completion_ready, "completion")
         if completion_ready.per_period < completion_ready.period:
             completions, skip = _CompletionQueue(completion_depth, completion_ready), False
     count = len(records)

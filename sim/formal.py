@@ -581,7 +581,9 @@ class DatapathStreams(Elaboratable):
         queue = {name: probe[f"{inside}queue.{name}"] for name in ("w_en", "w_rdy", "level", "produce", "consume")}
         # the head is never overwritten: the queue is never written full, and its
         # pointers and level agree (the entries are a power of two)
-        bits = (FORMAL_CONFIG.beat_queue - 1).bit_length()
+        size = FORMAL_CONFIG.beat_queue
+        assert size & (size - 1) == 0, "the pointers' invariant below needs a power-of-two queue"
+        bits = (size - 1).bit_length()
         m.d.comb += [Assert(~(queue["w_en"] & ~queue["w_rdy"])),
                      Assert((queue["produce"] - queue["consume"])[:bits] == queue["level"][:bits])]
         _stream_rules(m, block.beats, "beats")

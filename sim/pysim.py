@@ -5,7 +5,8 @@ from amaranth.sim import Simulator
 from ..model.layout import REQUEST_FIELDS, pack_payload
 from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
-from .cosim import LockstepChecker, Scenario, ready_pattern, request_gaps, RunResult, waveform_on_mismatch
+from .cosim import (LockstepChecker, Scenario, completion_pattern, ready_pattern, request_gaps, RunResult,
+                    waveform_on_mismatch)
 from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
@@ -27,6 +28,7 @@ def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
     dut = TmaUnit(scenario.config)
     checker = LockstepChecker(scenario)
     ready = ready_pattern(scenario.seed, scenario.ready_probability)
+    completion_ready = completion_pattern(scenario)
     gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
     state = {"cycle": 0, "setup_done": False}
     total = len(scenario.requests)
@@ -44,16 +46,17 @@ def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
 
     async def consumer(ctx):
         cycle = 0
-        ctx.set(dut.completions.ready, 1)
         while checker.completion_index < total:
             if not state["setup_done"]:
                 state["start"] = cycle + 1          # cycles count from the first request offered
             ctx.set(dut.beats.ready, int(ready[cycle % len(ready)]))
-            _, _, beat_valid, beat_ready, beat, done_valid, done = await ctx.tick().sample(
-                dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
+            ctx.set(dut.completions.ready, int(completion_ready[cycle % len(completion_ready)]))
+            _, _, beat_valid, beat_ready, beat, done_valid, done_ready, done = await ctx.tick().sample(
+                dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.ready,
+                dut.completions.payload)
             if beat_valid and beat_ready:
                 checker.on_beat(cycle, beat.as_bits())
-            if done_valid:
+            if done_valid and done_ready:
                 checker.on_completion(cycle, done.as_bits())
             cycle += 1
             if cycle > max_cycles:

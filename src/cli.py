@@ -227,7 +227,7 @@ def _int_list(text: str, field_name: str) -> list[int]:
 
 def cmd_explore(args) -> int:
     from pathlib import Path
-    from .explore import Point, explore, write_csv, plot, bursts_pattern
+    from .explore import Point, explore, write_csv, plot, stream_patterns
     points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth)
               for lanes in _int_list(args.lanes, "lanes")
               for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
@@ -236,19 +236,15 @@ def cmd_explore(args) -> int:
               for depth in _int_list(args.completion_depth, "completion_depth")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
-    if not 0 < args.ready <= 1:         # never ready (0, negative, NaN) would never finish
-        raise TmaError(ErrorCode.ENUM_RANGE, "ready", args.ready, "is outside (0, 1]")
     stream = {"ready_probability": args.ready, "request_gap": _flag_int(args.request_gap, "request_gap")}
-    if stream["request_gap"] < 0:
-        raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", stream["request_gap"], "is negative")
     for name in ("ready_bursts", "completion_bursts"):
         text = getattr(args, name)
         if text:
-            bursts = _int_list(text.replace(":", ","), name)
-            if len(bursts) != 2:
+            parts = text.split(":")
+            if len(parts) != 2:
                 raise TmaError(ErrorCode.ENUM_RANGE, name, text, "is not ON:OFF")
-            stream[name] = tuple(bursts)
-            bursts_pattern(stream[name], name)      # a bad pattern fails here, named
+            stream[name] = tuple(_flag_int(part, name) for part in parts)
+    stream_patterns(**stream)           # a bad stream fails here, named, before any work
     workloads = args.workloads.split(",") if args.workloads else None
     synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
     rows = explore(points, workloads, progress=not args.quiet, synthesis=synthesis, device=args.device, **stream)

@@ -22,7 +22,7 @@ from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
 
-__all__ = ["Point", "Row", "evaluate", "bursts_pattern", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
+__all__ = ["Point", "Row", "evaluate", "stream_patterns", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
 #: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
 #: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
@@ -58,6 +58,9 @@ class Row:
     addressing: str
     beat_queue: int
     completion_depth: int
+    ready: str                      # the beat stream: ready probability, or ON:OFF bursts
+    completion_ready: str           # the completion stream: 1 (always), or ON:OFF bursts
+    request_gap: int
     workload: str
     requests: int
     bytes: int
@@ -73,28 +76,55 @@ class Row:
     gbytes_per_second: float | None     # bytes_per_cycle at fmax_mhz
 
 
-def bursts_pattern(bursts: tuple, name: str) -> list[int]:
-    """A stream ready ``on`` cycles then stalled ``off``, repeating (``bursts = (on, off)``)."""
-    on, off = bursts
-    if on < 1 or off < 0:
-        raise TmaError(ErrorCode.ENUM_RANGE, name, f"{on}:{off}", "is not ON >= 1 and OFF >= 0 cycles")
-    return [1] * on + [0] * off
+#: The longest burst, stall or gap a sweep takes, in cycles: the timing model steps a
+#: stalled completion stream and idle cycles one by one, so a longer one would run for
+#: hours rather than fail.
+MAX_STREAM_CYCLES = 1 << 16
+
+
+def stream_patterns(ready_probability: float = 1.0, seed: int = 0, ready_bursts: tuple | None = None,
+                    completion_bursts: tuple | None = None, request_gap: int = 0):
+    """The streams of a sweep, checked (ENUM_RANGE, naming the value): the beat stream's
+    ready pattern (ready with ``ready_probability`` in each cycle, or ``ready_bursts =
+    (on, off)``: ready ``on`` cycles then stalled ``off``, repeating; not both) and the
+    completion stream's (always ready, or ``completion_bursts``). ``request_gap``: idle
+    cycles before each request, checked here too."""
+    if not 0 < ready_probability <= 1:      # never ready (0, negative, NaN) would never finish
+        raise TmaError(ErrorCode.ENUM_RANGE, "ready", ready_probability, "is outside (0, 1]")
+    if ready_bursts is not None and ready_probability != 1:
+        raise TmaError(ErrorCode.ENUM_RANGE, "ready", ready_probability, "is given with ready_bursts: one or the other")
+    if not 0 <= request_gap <= MAX_STREAM_CYCLES:
+        raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", request_gap, f"is outside 0..{MAX_STREAM_CYCLES}")
+    patterns = []
+    for name, bursts in (("ready_bursts", ready_bursts), ("completion_bursts", completion_bursts)):
+        if bursts is None:
+            patterns.append(None)
+            continue
+        on, off = bursts
+        if not (1 <= on <= MAX_STREAM_CYCLES and 0 <= off <= MAX_STREAM_CYCLES):
+            raise TmaError(ErrorCode.ENUM_RANGE, name, f"{on}:{off}",
+                           f"is not ON in 1..{MAX_STREAM_CYCLES} and OFF in 0..{MAX_STREAM_CYCLES} cycles")
+        patterns.append([1] * on + [0] * off)
+    ready, completion_ready = patterns
+    return ready_pattern(seed, ready_probability) if ready is None else ready, completion_ready
+
+
+def _stream_columns(ready_probability, ready_bursts, completion_bursts) -> tuple[str, str]:
+    """The CSV's ``ready`` and ``completion_ready``: a probability, or ``ON:OFF``."""
+    return (f"{ready_probability:g}" if ready_bursts is None else "{}:{}".format(*ready_bursts),
+            "1" if completion_bursts is None else "{}:{}".format(*completion_bursts))
 
 
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
              synthesis: str = "synth", device: str = "85k", ready_bursts: tuple | None = None,
              request_gap: int = 0, completion_bursts: tuple | None = None) -> list[Row]:
     """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
-    "synth" (area before place and route, no Fmax) or "none". The beat stream is ready
-    with ``ready_probability`` in each cycle, or in ``ready_bursts`` (:func:`bursts_pattern`);
-    the completion stream always, or in ``completion_bursts``; each request is offered
-    ``request_gap`` idle cycles after the one before it was taken."""
+    "synth" (area before place and route, no Fmax) or "none". The streams are
+    :func:`stream_patterns`'s; each request is offered ``request_gap`` idle cycles after
+    the one before it was taken."""
     config = point.config()
-    if request_gap < 0:
-        raise TmaError(ErrorCode.ENUM_RANGE, "request_gap", request_gap, "is negative")
-    ready = (ready_pattern(seed, ready_probability) if ready_bursts is None
-             else bursts_pattern(ready_bursts, "ready_bursts"))
-    completion_ready = None if completion_bursts is None else bursts_pattern(completion_bursts, "completion_bursts")
+    ready, completion_ready = stream_patterns(ready_probability, seed, ready_bursts, completion_bursts, request_gap)
+    streams = _stream_columns(ready_probability, ready_bursts, completion_bursts)
     area = None
     if synthesis != "none":
         from .synth import synthesize
@@ -113,7 +143,7 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         per_cycle = moved / timing.cycles
         fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
-                        config.addressing, config.beat_queue, config.completion_depth, name,
+                        config.addressing, config.beat_queue, config.completion_depth, *streams, request_gap, name,
                         len(requests), moved, timing.cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
                         round(timing.cycles / work.tiles, 1),

@@ -7,7 +7,7 @@ random campaigns on both compiled backends. The cycles are tests/test_timing.py'
 import pytest
 
 from tma_unit.model import AccessMode, ErrorCode, TmaError
-from tma_unit.model.config import BEAT_QUEUE_RANGE, UnitConfig
+from tma_unit.model.config import BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, UnitConfig
 from tma_unit.sim.campaign import run_campaign
 from tma_unit.sim.generate import GENERATORS, RandomDraw
 from tma_unit.sim.pysim import run_pysim
@@ -25,26 +25,29 @@ def test_generated_scenarios_with_a_stalled_beat_stream(beat_queue):
         run_pysim(scenario)
 
 
-@pytest.mark.parametrize("value, code, detail", [
-    (BEAT_QUEUE_RANGE[0] - 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
-    (BEAT_QUEUE_RANGE[1] + 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
-    ("16", ErrorCode.FIELD_TYPE, "is not an integer"),
+@pytest.mark.parametrize("field, value, code, detail", [
+    ("beat_queue", BEAT_QUEUE_RANGE[0] - 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
+    ("beat_queue", BEAT_QUEUE_RANGE[1] + 1, ErrorCode.ENUM_RANGE, "is outside 9..256"),
+    ("beat_queue", "16", ErrorCode.FIELD_TYPE, "is not an integer"),
+    ("completion_depth", COMPLETION_DEPTH_RANGE[0] - 1, ErrorCode.ENUM_RANGE, "is outside 3..64"),
+    ("completion_depth", COMPLETION_DEPTH_RANGE[1] + 1, ErrorCode.ENUM_RANGE, "is outside 3..64"),
 ])
-def test_configuration_refuses_a_beat_queue_out_of_range(value, code, detail):
+def test_configuration_refuses_a_queue_out_of_range(field, value, code, detail):
     with pytest.raises(TmaError) as error:
-        UnitConfig(beat_queue=value)
-    assert error.value.code == code and error.value.field == "config.beat_queue"
+        UnitConfig(**{field: value})
+    assert error.value.code == code and error.value.field == f"config.{field}"
     assert detail in str(error.value)
 
 
-#: The compiled campaigns: both backends, lanes 1 and 8, the least queue.
-CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, beat_queue=BEAT_QUEUE_RANGE[0]))
-                    for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
+#: The compiled campaigns: both backends, lanes 1 and 8, the least queues (the campaign's
+#: fault generator stalls the completion stream).
+LEAST = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
+CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, **LEAST)) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
 @pytest.mark.slow           # a compiled build of each
 @pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS, ids=[f"{b}-lanes{c.lanes}" for b, c in CAMPAIGN_CONFIGS])
-def test_campaign_on_the_least_beat_queue(backend, config):
+def test_campaign_on_the_least_queues(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
     difference, and every mode completes OK somewhere."""
     report = run_campaign(config, backend, seed=33, scenarios=300 if config.lanes == 1 else 100, workers=1)

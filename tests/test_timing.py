@@ -180,21 +180,23 @@ def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
         assert timing.cycles == stall + count
 
 
-def test_a_queue_shorter_than_the_back_end_is_refused():
+def test_queues_shorter_than_the_rate_needs_are_refused():
     with pytest.raises(ValueError, match="beat_queue: 8 entries, fewer than the 9 records"):
         predict([(4, True)], [0], [1], beat_queue=8)
+    with pytest.raises(ValueError, match="completion_depth: 2 entries, fewer than the 3"):
+        predict([(4, True)], [0], [1], completion_depth=2)
+    with pytest.raises(ValueError, match="completion stream's ready pattern: never ready"):
+        predict([(4, True)], [0], [1], completion_ready=[0, 0])
 
 
-def test_a_deeper_queue_rides_out_a_longer_stall():
+def test_with_requests_waiting_the_depth_changes_no_cycle():
     """Derived from the structure: one-beat requests offered back to back, the beat stream
-    stalled for the first 200 cycles. The walker takes a job a cycle while it holds credits,
-    so the unit stops after ``beat_queue`` records are behind the walker; the requests
-    behind them wait in the walker (1), the job register (1), the skid register (1) and
-    the front end's other stages. When the stall ends the held beats leave in consecutive
-    cycles, and the rest follow with no bubble (the queue holds more than the back end's
-    records in flight). So the beats leave at cycles 200, 201, ... whatever the depth,
-    and a deeper queue only means more of them were ready: the depth shows in the
-    completions, which need only their last beat out."""
+    stalled for the first 200 cycles. The unit stops once ``beat_queue`` records are behind
+    the walker, with requests waiting in front of it. When the stall ends the held beats
+    leave in consecutive cycles, and the rest follow with no bubble, since every allowed
+    depth holds more than the back end's records in flight. So the beats leave at cycles
+    200, 201, ... and each completion 2 cycles after its beat, whatever the depth: a
+    deeper queue buys nothing while requests wait (the test below shows where it does)."""
     stall = 200
     ready = [0] * stall + [1] * 4000
     for depth in (9, 16, 40):
