@@ -49,8 +49,7 @@ ADDRESSING = ("multiply", "step")
 #: datapath stages, the record the walker emits and the one it may emit: model/timing.py's
 #: ``BACK_END_STAGES + 1``), so that a queue of any allowed depth gives a beat at every
 #: ready cycle while the walker has work; more entries let the walker finish jobs, and
-#: the front end take requests, while the beat stream is stalled (docs/exploration.md,
-#: "Queue depths").
+#: the front end take requests, while the beat stream is stalled (docs/queues.md).
 BEAT_QUEUE_RANGE = (9, 256)
 
 #: Entries the completion queue may have (``UnitConfig.completion_depth``). A completion

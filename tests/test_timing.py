@@ -70,18 +70,26 @@ def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     assert_same_timing(scenario)
 
 
-@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: half a minute on pysim
-def test_random_sequences(lanes):
-    config = UnitConfig(lanes=lanes, slots=8)
-
-    @settings(max_examples=60, **SETTINGS)
-    @given(scenarios(config, max_requests=10, legal_only=False, max_rows=32),
-           st.sampled_from([1.0, 0.9, 0.5, 0.1]), st.sampled_from([0, 1, 2, 6, 30]))
-    def check(scenario, probability, max_gap):
+def check_random_sequences(config, examples, max_rows, probabilities, gaps, completion_probabilities=(1.0,),
+                           stalls=(None,)):
+    """``examples`` random sequences of up to 12 legal and illegal requests on ``config``:
+    the beat stream ready with one of ``probabilities``, gaps up to one of ``gaps``, the
+    completion stream ready with one of ``completion_probabilities`` and stalled as one of
+    ``stalls`` says (None: not at all)."""
+    @settings(max_examples=examples, **SETTINGS)
+    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=max_rows), st.sampled_from(probabilities),
+           st.sampled_from(gaps), st.sampled_from(completion_probabilities), st.sampled_from(stalls))
+    def check(scenario, probability, max_gap, completion_probability, stall):
         scenario.ready_probability, scenario.max_gap = probability, max_gap
+        scenario.completion_ready_probability, scenario.completion_stall = completion_probability, stall
         assert_same_timing(scenario)
 
     check()
+
+
+@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: half a minute on pysim
+def test_random_sequences(lanes):
+    check_random_sequences(UnitConfig(lanes=lanes, slots=8), 60, 32, [1.0, 0.9, 0.5, 0.1], [0, 1, 2, 6, 30])
 
 
 @pytest.mark.slow           # a Verilator build of each
@@ -89,16 +97,7 @@ def test_random_sequences(lanes):
 def test_random_sequences_on_other_beat_queues(beat_queue):
     """Sparse ready patterns fill the queue and long gaps empty it: the walker's credits
     and the front end's stalls at the queue's own depth."""
-    config = UnitConfig(lanes=1, slots=8, beat_queue=beat_queue)
-
-    @settings(max_examples=30, **SETTINGS)
-    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=32),
-           st.sampled_from([0.5, 0.1, 0.03]), st.sampled_from([0, 2, 30]))
-    def check(scenario, probability, max_gap):
-        scenario.ready_probability, scenario.max_gap = probability, max_gap
-        assert_same_timing(scenario)
-
-    check()
+    check_random_sequences(UnitConfig(lanes=1, slots=8, beat_queue=beat_queue), 30, 32, [0.5, 0.1, 0.03], [0, 2, 30])
 
 
 @pytest.mark.slow           # a Verilator build of each
@@ -107,18 +106,8 @@ def test_random_sequences_with_a_stalled_completion_stream(completion_depth):
     """The completion stream ready in some cycles, or stalled for a stretch of each period:
     the completion queue fills, the beat queue's head waits for room, then the walker for
     credits and the front end for the walker."""
-    config = UnitConfig(lanes=1, slots=8, completion_depth=completion_depth)
-
-    @settings(max_examples=30, **SETTINGS)
-    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=8),
-           st.sampled_from([1.0, 0.5, 0.1]), st.sampled_from([1.0, 0.6, 0.2]), st.sampled_from([0, 2, 30]),
-           st.sampled_from([None, (10, 200), (0, 1000)]))
-    def check(scenario, probability, completion_probability, max_gap, stall):
-        scenario.ready_probability, scenario.max_gap = probability, max_gap
-        scenario.completion_ready_probability, scenario.completion_stall = completion_probability, stall
-        assert_same_timing(scenario)
-
-    check()
+    check_random_sequences(UnitConfig(lanes=1, slots=8, completion_depth=completion_depth), 30, 8, [1.0, 0.5, 0.1],
+                           [0, 2, 30], [1.0, 0.6, 0.2], [None, (10, 200), (0, 1000)])
 
 
 @settings(max_examples=200, **SETTINGS)
