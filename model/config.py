@@ -10,7 +10,7 @@ from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
 __all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING",
-           "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE"]
+           "CHECKS", "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -43,6 +43,14 @@ SWIZZLE_SETS = {
 #: few products a job needs are made once, at its set-up (docs/addressing.md). The
 #: model's semantics are the same for both.
 ADDRESSING = ("multiply", "step")
+
+#: Where the unit checks the rules that depend on the descriptor alone
+#: (``UnitConfig.checks``): ``per_request``, every request checks every rule and derives
+#: the descriptor's products in the front end; ``at_commit``, a small sequential checker
+#: does that once, when software sets the slot's SLOT_VALID bit, and stores the first
+#: broken rule beside the slot, so a request checks only the rules that involve it
+#: (docs/commit.md). The codes a request completes with are the same for both.
+CHECKS = ("per_request", "at_commit")
 
 #: Entries the beat queue may have (``UnitConfig.beat_queue``). The least is the records
 #: that can be on their way to the queue when its head stops (the walk register, six
@@ -95,6 +103,9 @@ class UnitConfig:
         whose swizzle is not built completes with SWIZZLE_NOT_BUILT.
     addressing : str
         How global addresses are made (:data:`ADDRESSING`): ``multiply`` or ``step``.
+    checks : str
+        Where the descriptor's rules are checked (:data:`CHECKS`): ``per_request`` or
+        ``at_commit``.
     """
     lanes: int = 1
     slots: int = 8
@@ -106,6 +117,7 @@ class UnitConfig:
     modes: str = ALL_MODES
     swizzles: str = "all"
     addressing: str = "multiply"
+    checks: str = "per_request"
 
     def __post_init__(self):
         for name in _INT_FIELDS:        # ints only: lanes=True or 1.0 is no lane count
@@ -116,12 +128,13 @@ class UnitConfig:
         if self.swizzles not in SWIZZLE_SETS:
             raise TmaError(ErrorCode.ENUM_RANGE, "config.swizzles", self.swizzles,
                            f"is not one of {', '.join(SWIZZLE_SETS)}")
-        if not isinstance(self.addressing, str):
-            raise TmaError(ErrorCode.FIELD_TYPE, "config.addressing", repr(self.addressing), "is not a string")
-        if self.addressing not in ADDRESSING:
-            raise TmaError(ErrorCode.ENUM_RANGE, "config.addressing", self.addressing,
-                           f"is not one of {', '.join(ADDRESSING)}")
-        checks = [
+        for name, choices in (("addressing", ADDRESSING), ("checks", CHECKS)):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise TmaError(ErrorCode.FIELD_TYPE, f"config.{name}", repr(value), "is not a string")
+            if value not in choices:
+                raise TmaError(ErrorCode.ENUM_RANGE, f"config.{name}", value, f"is not one of {', '.join(choices)}")
+        ranges = [
             ("lanes", self.lanes in (1, 2, 4, 8), "is not 1, 2, 4 or 8"),
             ("slots", 1 <= self.slots <= 32 and self.slots & (self.slots - 1) == 0,
              "is not a power of two in 1..32 (one SLOT_VALID register)"),
@@ -134,7 +147,7 @@ class UnitConfig:
             ("beat_queue", BEAT_QUEUE_RANGE[0] <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
              "is outside {}..{}".format(*BEAT_QUEUE_RANGE)),
         ]
-        for name, ok, detail in checks:
+        for name, ok, detail in ranges:
             if not ok:
                 raise TmaError(ErrorCode.ENUM_RANGE, f"config.{name}", getattr(self, name), detail)
 
@@ -181,6 +194,12 @@ class UnitConfig:
     def steps_addresses(self) -> bool:
         """Whether lanes step their addresses by deltas (``addressing == "step"``)."""
         return self.addressing == "step"
+
+    @property
+    def checks_at_commit(self) -> bool:
+        """Whether the descriptor's rules are checked when a slot is committed (``checks ==
+        "at_commit"``), not by every request."""
+        return self.checks == "at_commit"
 
     @property
     def smem_address_width(self) -> int:

@@ -51,7 +51,7 @@ from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE
 from .unit import check
 from .types import CHUNK_BYTES
 
-__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "Timing", "ReadyPattern",
+__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "CHECK_CYCLES", "commit_cycles", "Timing", "ReadyPattern",
            "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
@@ -72,6 +72,22 @@ COMPLETION_LATENCY = 2
 # for COMPLETION_LATENCY cycles, so the least queue that never stalls the beat queue's head
 # holds one more.
 assert COMPLETION_DEPTH_RANGE[0] == COMPLETION_LATENCY + 1, "the least completion queue stalls the rate"
+
+#: Cycles the commit checker of a unit that checks at commit (rtl/commit.py) takes per
+#: slot: the slot's read, the multiplier's first load, four products of a dimension's 32
+#: bits each followed by a cycle that adds it up, the rules' bits, the first broken rule.
+CHECK_CYCLES = 2 + 4 * (32 + 1) + 2
+
+
+def commit_cycles(config: UnitConfig, checked: int) -> int:
+    """Cycles a SLOT_VALID write that makes ``checked`` slots valid (bits set that were
+    clear, on slots written since reset) is answered later than another register write:
+    0 for a unit that checks per request; at commit, a cycle to start and
+    :data:`CHECK_CYCLES` per slot, the slots one after another (docs/commit.md). The
+    write's answer comes when every check is done, and the bits take then."""
+    if not config.checks_at_commit or checked == 0:
+        return 0
+    return 1 + CHECK_CYCLES * checked
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,7 @@ class InFlight:
     request: Value      # RequestLayout
     kinds: ModeKinds
     slot_valid: Value   # the slot's SLOT_VALID bit when the request was accepted
+    checked: Value      # at commit: what the slot's check found (CheckLayout); else 0
 
 
 @bundle
@@ -244,7 +245,8 @@ class SetUp:
     groups: list        # per group of RULE_GROUP rules: (broken?, first code)
     room: SmemRoom
     box_bytes: Value
-    last_byte: Value    # the tensor's last byte, signed
+    last_byte: Value    # the tensor's last byte, signed (per request)
+    checked_wraps: Value    # ADDRESS_WRAP found at commit (else 0)
 
 
 @bundle
@@ -275,7 +277,7 @@ class FrontEnd(wiring.Component):
         self.config = config
         super().__init__({
             "requests": In(stream.Signature(RequestLayout)),
-            "snapshot": Out(SnapshotSignature()),
+            "snapshot": Out(SnapshotSignature(config)),
             "job": Out(stream.Signature(job_layout(config))),
         })
 
@@ -289,8 +291,9 @@ class FrontEnd(wiring.Component):
         advance = ~skid_valid
         stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
         valid, request = self._accept(m, advance)
+        checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
-                                 slot_valid=self.snapshot.valid, snapshot=self.snapshot.data,
+                                 slot_valid=self.snapshot.valid, checked=checked, snapshot=self.snapshot.data,
                                  early=decode_early(self.snapshot.data)), None)
         r, steps = self._decode(stage, r)
         r = self._radices(stage, r)
@@ -321,7 +324,7 @@ class FrontEnd(wiring.Component):
     def _carried(r: InFlight) -> dict:
         """What every stage from 2 to 8 carries on: the request, its mode and its slot's
         valid bit."""
-        return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid)
+        return dict(valid=r.valid, request=r.request, kinds=r.kinds, slot_valid=r.slot_valid, checked=r.checked)
 
     def _decode(self, stage, r: Snapshotted) -> tuple[Summing, stepping.StepSums | None]:
         """Stages 3 to 6: the decode, the rules' products and their adder trees. The
@@ -330,7 +333,9 @@ class FrontEnd(wiring.Component):
         Beside them, a unit that steps addresses launches its set-up's products
         (:mod:`.stepping`); returns their sums as stage 6 holds them, or None."""
         d = decode_fields(r.snapshot, r.early, stage[3].product)
-        r = stage[3](Decoding(**self._carried(r), terms=product_terms(d, stage[3].product), d=d), None)
+        # the rules' products; a unit that checks at commit made them then (rtl/commit.py)
+        terms = [] if self.config.checks_at_commit else product_terms(d, stage[3].product)
+        r = stage[3](Decoding(**self._carried(r), terms=terms, d=d), None)
         steps = None
         if self.config.steps_addresses:
             roles = self._pixel_roles(r.d, r.request, r.kinds)
@@ -351,12 +356,19 @@ class FrontEnd(wiring.Component):
         extent_terms = [add_pairs(terms + [Cat(stride, 0).as_signed()], SPAN_WIDTH)
                         for terms, stride in zip(r.terms[:-1], r.d.strides)]
         r = stage[5](Summing(**self._carried(r), other_rows=other_rows, extent_terms=extent_terms,
-                             span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH),
+                             span_terms=self._span(lambda: add_pairs(sum(r.terms, []), SPAN_WIDTH)),
                              d=decode_rows(r.d, stage[5].product)), None)
         return stage[6](Summing(**self._carried(r), other_rows=r.other_rows,
                                 extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
-                                span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+                                span_terms=self._span(lambda: add_pairs(r.span_terms, SPAN_WIDTH)),
                                 d=decode_row_bytes(r.d, stage[6].product)), None), steps
+
+    def _span(self, terms, absent=None):
+        """The tensor's last byte on its way (``terms()``), or ``absent`` (no terms) in a
+        unit that found it at commit: its ADDRESS_WRAP bit comes with the snapshot."""
+        if self.config.checks_at_commit:
+            return [] if absent is None else absent
+        return terms()
 
     def _step_level(self, stage, steps):
         """The step set-up's sums, one adder level on, registered in ``stage`` (None: the
@@ -387,7 +399,7 @@ class FrontEnd(wiring.Component):
             **self._carried(r), d=d, room=smem_room(r.request, config),
             extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
             # the tensor's last byte: the base address joins the span's terms
-            span_terms=add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH),
+            span_terms=self._span(lambda: add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH)),
             radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
             other_terms=products(r.other_rows, d.row_pitch), tiled_terms=products(d.box_rows_tiled, d.row_pitch),
             chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
@@ -397,14 +409,15 @@ class FrontEnd(wiring.Component):
         """Stage 8: every rule but the last two checked (:mod:`.validate`), one bit each;
         the box's byte count in pieces; the mixed radix's place values. Returns the stage
         and the rules' (condition, code) pairs."""
-        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config)
+        rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config,
+                          r.checked.code if self.config.checks_at_commit else None)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
         return stage[8](Checked(
             **self._carried(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
             broken=Cat(condition for condition, _ in rules),
             box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
                        in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
-            span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+            span_terms=self._span(lambda: add_pairs(r.span_terms, SPAN_WIDTH)),
             prefixes=place_values(m, r.saturated, self.config.lanes),
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
 
@@ -416,12 +429,15 @@ class FrontEnd(wiring.Component):
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
         self._beat_constants(m, job.beat, r)
-        codes = [code for _, code in rules]
+        # the codes are constants, but for the one found at commit: that one is this
+        # stage's copy, as the rules' bits are
+        codes = [code if isinstance(code, int) else r.checked.code for _, code in rules]
         groups = [first_broken([(r.broken[i], codes[i]) for i in range(start, min(start + RULE_GROUP, len(codes)))])
                   for start in range(0, len(codes), RULE_GROUP)]
         return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
-                              last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed()), None)
+                              last_byte=self._span(lambda: sum_terms(r.span_terms, SPAN_WIDTH).as_signed(), 0),
+                              checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None)
 
     def _limits(self, m, stage, r: SetUp, steps) -> Limits:
         """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
@@ -445,7 +461,7 @@ class FrontEnd(wiring.Component):
             # one beat: at most a beat's bytes (a box has at least one chunk), by zero
             # tests beside the beat count's add, not a compare behind it
             one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
-            wraps=address_wraps(r.last_byte, config)), None)
+            wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
     def _job_register(self, m, r: Limits, skid, skid_valid, advance):
         """Stage 11: the code (the first broken group's first rule, else SMEM_BOUNDS, else

@@ -24,7 +24,7 @@ from amaranth.hdl import Const, Signal, Value, ValueCastable
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Delayed", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -73,6 +73,18 @@ class Delayed:
     def map(self, function):
         """``function`` of the value (wiring only: slices, shifts), delayed alike."""
         return Delayed(function(self.value), self.stages)
+
+
+def settled(value):
+    """``value`` (a value, a list or a :func:`bundle`) with each :class:`Delayed` in it
+    taken as its plain value: for logic whose inputs hold still for longer than the
+    products take (the commit checker, rtl/commit.py), which reads them once they have
+    settled rather than passing them along stages."""
+    if dataclasses.is_dataclass(value):
+        return type(value)(**{f.name: settled(getattr(value, f.name)) for f in dataclasses.fields(value)})
+    if isinstance(value, (list, tuple)):
+        return [settled(item) for item in value]
+    return value.value if isinstance(value, Delayed) else value
 
 
 class Stage:

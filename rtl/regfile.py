@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 from functools import reduce
 
-from amaranth.hdl import Module, Signal, Cat, Const, Mux, Value, unsigned
+from amaranth.hdl import Module, Signal, Array, Cat, Const, Mux, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -30,6 +30,7 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
+from .commit import CommitChecker, CheckLayout
 from .layouts import DescriptorLayout, RequestLayout
 
 __all__ = ["DescriptorFile", "SnapshotSignature", "ReportSignature", "BitField", "Register", "REGISTERS", "REGISTER",
@@ -102,7 +103,8 @@ REGISTERS: tuple[Register, ...] = (
              "error (wraps at 2^32)"),
     Register("SLOT_VALID", 0x018, "rw", "bit s: slot s holds a descriptor requests may use; a write to any "
              "word of slot s clears bit s; a 1 written to bit s takes only if slot s has been written since "
-             "reset (else the bit stays 0)"),
+             "reset (else the bit stays 0); on a unit that checks at commit, a write that sets the bits of slots "
+             "not valid is answered, and takes, once those slots' descriptors are checked (docs/commit.md)"),
 )
 #: What reset does to each piece of the unit's state, (state, after reset) rows for
 #: docs/registers.md's "Reset". Reset is an abort: nothing in flight goes on.
@@ -143,11 +145,13 @@ def bus_addr_width(config: UnitConfig) -> int:
 class SnapshotSignature(wiring.Signature):
     """A request's read of its descriptor slot, from the reader's side: ``slot`` and
     ``en`` in the cycle the request is accepted; ``data`` (the 1024-bit image) and
-    ``valid`` (the slot's SLOT_VALID bit then) from the next cycle."""
+    ``valid`` (the slot's SLOT_VALID bit then) from the next cycle; a unit that checks
+    at commit adds ``checked``, what the slot's check found (:data:`.commit.CheckLayout`)."""
 
-    def __init__(self):
+    def __init__(self, config: UnitConfig):
+        checked = {"checked": In(CheckLayout)} if config.checks_at_commit else {}
         super().__init__({"slot": Out(RequestLayout["slot"].shape), "en": Out(1),
-                          "data": In(DescriptorLayout), "valid": In(1)})
+                          "data": In(DescriptorLayout), "valid": In(1), **checked})
 
 
 class ReportSignature(wiring.Signature):
@@ -171,6 +175,18 @@ class _Status:
     errors_full: Signal     # error_count is 0xFFFF: it saturates
     error_id: Signal
     completed: Signal
+
+
+@dataclass
+class _Commit:
+    """A SLOT_VALID write held while the slots it makes valid are checked (a unit that
+    checks at commit): its answer waits, and its bits take when it is answered."""
+    holding: Signal         # the write is taken and not answered yet
+    to_check: Signal        # slots still to check
+    valid_after: Signal     # SLOT_VALID once it is answered
+    checking: Signal        # the checker is running
+    slot: Signal            # on this slot
+    results: list           # per slot, what its last check found (CheckLayout)
 
 
 @dataclass
@@ -202,7 +218,7 @@ class DescriptorFile(wiring.Component):
         self.slot_width = max(1, (config.slots - 1).bit_length())
         super().__init__({
             "bus": In(WishboneSignature(bus_addr_width(config))),
-            "snapshot": In(SnapshotSignature()),
+            "snapshot": In(SnapshotSignature(config)),
             "report": In(ReportSignature(config)),
         })
 
@@ -215,27 +231,69 @@ class DescriptorFile(wiring.Component):
                          last_error=Signal(8, name="last_error"), error_count=Signal(16, name="error_count"),
                          errors_full=Signal(name="errors_full"), error_id=Signal(16, name="error_id"),
                          completed=Signal(32, name="completed"))
+        commit = None
+        if config.checks_at_commit:
+            commit = _Commit(holding=Signal(name="commit_holding"), to_check=Signal(config.slots, name="to_check"),
+                             valid_after=Signal(config.slots, name="valid_after", reset_less=True),
+                             checking=Signal(name="checking"),
+                             slot=Signal(self.slot_width, name="checked_slot", reset_less=True),
+                             results=[Signal(CheckLayout, name=f"checked{s}", reset_less=True)
+                                      for s in range(config.slots)])
         snap_read = mem.read_port()
-        self._snapshot_port(m, snap_read, status)
-        access = self._decode_access(m)
-        self._slot_access(m, mem, access, status)
-        self._register_access(m, access, status)
+        self._snapshot_port(m, snap_read, status, commit)
+        access = self._decode_access(m, commit)
+        bus_read = mem.read_port()
+        self._slot_access(m, mem, bus_read, access, status)
+        self._register_access(m, access, status, commit)
+        if commit is not None:
+            self._check_commits(m, bus_read, access, status, commit)
         self._count_completions(m, status)
         return m
 
-    def _snapshot_port(self, m, read, status):
-        """A request's slot, read when it is accepted, with its SLOT_VALID bit."""
+    def _check_commits(self, m, read, access, status, commit):
+        """A unit that checks at commit: the slots a SLOT_VALID write makes valid are
+        checked one after another, lowest first, by :class:`.commit.CommitChecker`,
+        which reads its slot through the bus's read port (the bus waits meanwhile, so
+        nothing else moves it); each check's result is stored beside its slot, and the
+        write is answered, and its bits take, when the last is done."""
+        m.submodules.checker = checker = CommitChecker(self.config)
+        lowest = Signal(self.slot_width, name="lowest_to_check")
+        for slot in reversed(range(self.config.slots)):
+            with m.If(commit.to_check[slot]):
+                m.d.comb += lowest.eq(slot)
+        start = commit.holding & ~commit.checking & (commit.to_check != 0)
+        m.d.comb += [checker.start.eq(start), checker.descriptor.eq(read.data)]
+        with m.If(commit.holding):
+            # the port reads in this cycle only (a read port's enable is high unless driven)
+            m.d.comb += [read.addr.eq(lowest), read.en.eq(start)]
+        with m.If(start):
+            m.d.sync += [commit.checking.eq(1), commit.slot.eq(lowest),
+                         commit.to_check.eq(commit.to_check & ~(Const(1, self.config.slots) << lowest))]
+        with m.If(checker.done):
+            m.d.sync += commit.checking.eq(0)
+            for slot, result in enumerate(commit.results):
+                with m.If(commit.slot == slot):
+                    m.d.sync += result.eq(checker.result)
+        with m.If(commit.holding & ~commit.checking & (commit.to_check == 0)):
+            m.d.comb += access.ack.eq(1)
+            m.d.sync += [commit.holding.eq(0), status.slot_valid.eq(commit.valid_after)]
+
+    def _snapshot_port(self, m, read, status, commit):
+        """A request's slot, read when it is accepted, with its SLOT_VALID bit (and, at
+        commit, what the slot's check found)."""
         snapshot = self.snapshot
+        slot = snapshot.slot[:self.slot_width]
         m.d.comb += [
-            read.addr.eq(snapshot.slot[:self.slot_width]),
+            read.addr.eq(slot),
             read.en.eq(snapshot.en),
             snapshot.data.eq(read.data),
         ]
         with m.If(snapshot.en):
-            m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots)
-                                          & (status.slot_valid >> snapshot.slot[:self.slot_width])[0])
+            m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots) & (status.slot_valid >> slot)[0])
+            if commit is not None:
+                m.d.sync += snapshot.checked.eq(Array(commit.results)[slot])
 
-    def _decode_access(self, m) -> _Access:
+    def _decode_access(self, m, commit) -> _Access:
         """The strobe's cycle registers the address decode (the compares), the next acts
         on it and registers the answer, which is on the bus in the third; a slot read
         takes two more, for the slot memory's read register and for the word picked from
@@ -249,6 +307,8 @@ class DescriptorFile(wiring.Component):
                          pending=Signal(name="pending"), reading=Signal(name="reading"), picked=Signal(name="picked"),
                          ack=Signal(name="ack"), err=Signal(name="err"), answer=Signal(32, name="answer"))
         start = bus.cyc & bus.stb & ~access.pending & ~access.reading & ~access.picked & ~bus.ack & ~bus.err
+        if commit is not None:
+            start &= ~commit.holding            # a SLOT_VALID write waits for its checks
         slot_offset = byte_addr - SLOT_BASE
         decoded = access.decoded
         with m.If(start):
@@ -263,14 +323,13 @@ class DescriptorFile(wiring.Component):
                      bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
         return access
 
-    def _slot_access(self, m, mem, access, status):
+    def _slot_access(self, m, mem, bus_read, access, status):
         """A slot word written or read. A slot write is registered: the decode's
         flip-flops, not logic, drive the write enables of the 450 LUT RAM cells spread over
         the chip. It lands as its ack is on the bus; the slot was marked invalid a cycle
         before, so no request can take the slot's old contents for valid in between."""
         bus, decoded = self.bus, access.decoded
         write = mem.write_port(granularity=8)
-        bus_read = mem.read_port()
         write_en = Signal(len(write.en))
         write_slot = Signal.like(decoded.slot)
         write_data = Signal(32)
@@ -297,7 +356,7 @@ class DescriptorFile(wiring.Component):
                 m.d.comb += bus_read.en.eq(1)
                 m.d.sync += access.reading.eq(1)
 
-    def _register_access(self, m, access, status):
+    def _register_access(self, m, access, status, commit):
         """A status register written or read; a write to a read-only register or to no
         register is answered ERR and changes nothing."""
         bus, decoded = self.bus, access.decoded
@@ -322,10 +381,20 @@ class DescriptorFile(wiring.Component):
                         m.d.sync += [status.error.eq(0), status.last_error.eq(0), status.error_count.eq(0),
                                      status.errors_full.eq(0)]
                 with m.Elif(hit("SLOT_VALID")):
-                    m.d.comb += access.ack.eq(1)
                     # only a slot written since reset can be valid; this keeps SLOT_VALID
                     # within `written`, so the snapshot needs no test of its own
-                    m.d.sync += status.slot_valid.eq(masked(values["SLOT_VALID"], bus.dat_w) & status.written)
+                    valid = masked(values["SLOT_VALID"], bus.dat_w) & status.written
+                    if commit is None:
+                        m.d.comb += access.ack.eq(1)
+                        m.d.sync += status.slot_valid.eq(valid)
+                    else:
+                        # slots made valid are checked first (_check_commits)
+                        with m.If((valid & ~status.slot_valid) == 0):
+                            m.d.comb += access.ack.eq(1)
+                            m.d.sync += status.slot_valid.eq(valid)
+                        with m.Else():
+                            m.d.sync += [commit.holding.eq(1), commit.to_check.eq(valid & ~status.slot_valid),
+                                         commit.valid_after.eq(valid)]
                 with m.Else():
                     m.d.comb += access.err.eq(1)               # read-only or unmapped
             with m.Else():

@@ -28,7 +28,7 @@ from .decode import rank_is, rank_above
 from .layouts import SPATIAL
 from .pipeline import bundle
 
-__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "unreachable", "rule_list", "in_set", "SmemRoom",
+__all__ = ["product_terms", "SPAN_WIDTH", "UNREACHABLE", "unreachable", "rule_list", "descriptor_rules", "in_set", "SmemRoom",
            "smem_room", "smem_overflows", "address_wraps", "first_broken", "smem_alignment_log2"]
 
 #: The codes the unit never reports, and why: rules no stored descriptor or hardware request
@@ -118,17 +118,32 @@ class _Rules:
         self.list.append((condition, code))
 
 
-def rule_list(d, req, kinds, extents, slot_valid, config):
+def rule_list(d, req, kinds, extents, slot_valid, config, checked_code=None):
     """(broken?, code) pairs in the model's order of checking, all but the last two
     (:func:`smem_overflows`, :func:`address_wraps`). ``kinds``: the request's mode as
     bits (:class:`.frontend.ModeKinds`); ``extents``: ``stride[i-1] * dim[i]`` for
-    i = 1..3; ``config``: the modes and swizzles built."""
+    i = 1..3; ``config``: the modes and swizzles built. A unit that checks at commit
+    passes ``checked_code``, the first broken rule of :func:`descriptor_rules` found when
+    the slot was committed (0: none), which stands for them (``extents`` unused)."""
     rule = _Rules()
     rule(~slot_valid, ErrorCode.SLOT_INVALID)
+    if checked_code is None:
+        rule.list += descriptor_rules(d, extents)
+    else:
+        rule(checked_code != ErrorCode.OK, checked_code)
+    _request_rules(rule, d, req, kinds, config)
+    return rule.list
+
+
+def descriptor_rules(d, extents):
+    """(broken?, code) pairs of the rules that read the descriptor alone, in the model's
+    order: they come after SLOT_INVALID and before every rule that reads the request, so
+    a unit that checks them at commit (rtl/commit.py) keeps the model's first broken
+    rule by putting their first broken code in their place."""
+    rule = _Rules()
     _image_rules(rule, d)
     _tensor_map_rules(rule, d, extents)
     _swizzle_rules(rule, d)
-    _request_rules(rule, d, req, kinds, config)
     return rule.list
 
 

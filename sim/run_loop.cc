@@ -19,6 +19,11 @@ void tma_free(void *p) {
 
 long long tma_cycle(void *p) { return static_cast<Harness *>(p)->cycle; }
 
+// Cycles an access may wait for its answer. The longest is a SLOT_VALID write on a unit
+// that checks descriptors at commit: it is answered once the slots it makes valid are
+// checked, 137 cycles a slot (model/timing.py commit_cycles), 32 slots at most.
+#define BUS_WAIT 8192
+
 // One Wishbone classic access; returns 0 on ack, 1 on err, 2 on no answer.
 int tma_bus(void *p, uint32_t word_address, int write, uint32_t data, uint32_t sel, uint32_t *read) {
     Harness *h = static_cast<Harness *>(p);
@@ -28,7 +33,7 @@ int tma_bus(void *p, uint32_t word_address, int write, uint32_t data, uint32_t s
     // a rising edge leaves the outputs settled (both backends evaluate the logic behind the
     // registers in the same call), so the answer is read straight after it; the settle
     // before it lets CXXRTL see the clock low, or the next rise would not be an edge
-    for (int i = 0; i < 16 && answer == 2; i++) {
+    for (int i = 0; i < BUS_WAIT && answer == 2; i++) {
         SETTLE();
         RISE();
         if (GET(bus__ack)) answer = 0;
@@ -52,7 +57,7 @@ long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, con
         SET(bus__cyc, 1); SET(bus__stb, 1); SET(bus__we, writes[i] != 0);
         SET(bus__adr, word_addresses[i]); SET(bus__dat_w, data[i]); SET(bus__sel, 0xF);
         int answer = 2;
-        for (int wait = 0; wait < 16 && answer == 2; wait++) {
+        for (int wait = 0; wait < BUS_WAIT && answer == 2; wait++) {
             EVALUATE();
             if (GET(bus__ack)) answer = 0;
             else if (GET(bus__err)) answer = 1;

@@ -14,7 +14,13 @@ class BusError(Exception):
     """The target answered a Wishbone access with ``err``."""
 
 
-async def _wb_access(ctx, bus, byte_address, we, data=0, sel=0xF, timeout=16):
+#: Cycles an access may wait for its answer. The longest is a SLOT_VALID write on a unit
+#: that checks descriptors at commit: it is answered once the slots it makes valid are
+#: checked (model/timing.py ``commit_cycles``), 32 slots at most.
+BUS_WAIT = 8192
+
+
+async def _wb_access(ctx, bus, byte_address, we, data=0, sel=0xF, timeout=BUS_WAIT):
     ctx.set(bus.cyc, 1)
     ctx.set(bus.stb, 1)
     ctx.set(bus.we, we)
