@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 from functools import reduce
 
-from amaranth.hdl import Module, Signal, Array, Cat, Const, Mux, Value, unsigned
+from amaranth.hdl import Module, Signal, Cat, Const, Mux, Value, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
@@ -186,7 +186,7 @@ class _Commit:
     valid_after: Signal     # SLOT_VALID once it is answered
     checking: Signal        # the checker is running
     slot: Signal            # on this slot
-    results: list           # per slot, what its last check found (CheckLayout)
+    results: Memory         # per slot, what its last check found (CheckLayout)
 
 
 @dataclass
@@ -237,8 +237,8 @@ class DescriptorFile(wiring.Component):
                              valid_after=Signal(config.slots, name="valid_after", reset_less=True),
                              checking=Signal(name="checking"),
                              slot=Signal(self.slot_width, name="checked_slot", reset_less=True),
-                             results=[Signal(CheckLayout, name=f"checked{s}", reset_less=True)
-                                      for s in range(config.slots)])
+                             results=Memory(shape=CheckLayout, depth=config.slots, init=[]))
+            m.submodules.checked = commit.results
         snap_read = mem.read_port()
         self._snapshot_port(m, snap_read, status, commit)
         access = self._decode_access(m, commit)
@@ -269,11 +269,10 @@ class DescriptorFile(wiring.Component):
         with m.If(start):
             m.d.sync += [commit.checking.eq(1), commit.slot.eq(lowest),
                          commit.to_check.eq(commit.to_check & ~(Const(1, self.config.slots) << lowest))]
+        store = commit.results.write_port()
+        m.d.comb += [store.addr.eq(commit.slot), store.data.eq(checker.result), store.en.eq(checker.done)]
         with m.If(checker.done):
             m.d.sync += commit.checking.eq(0)
-            for slot, result in enumerate(commit.results):
-                with m.If(commit.slot == slot):
-                    m.d.sync += result.eq(checker.result)
         with m.If(commit.holding & ~commit.checking & (commit.to_check == 0)):
             m.d.comb += access.ack.eq(1)
             m.d.sync += [commit.holding.eq(0), status.slot_valid.eq(commit.valid_after)]
@@ -290,8 +289,11 @@ class DescriptorFile(wiring.Component):
         ]
         with m.If(snapshot.en):
             m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots) & (status.slot_valid >> slot)[0])
-            if commit is not None:
-                m.d.sync += snapshot.checked.eq(Array(commit.results)[slot])
+        if commit is not None:
+            # a memory like the slots' (a register with bits yosys finds constant makes
+            # the port a wire CXXRTL must buffer)
+            checked = commit.results.read_port()
+            m.d.comb += [checked.addr.eq(slot), checked.en.eq(snapshot.en), snapshot.checked.eq(checked.data)]
 
     def _decode_access(self, m, commit) -> _Access:
         """The strobe's cycle registers the address decode (the compares), the next acts

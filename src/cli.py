@@ -228,12 +228,13 @@ def _int_list(text: str, field_name: str) -> list[int]:
 def cmd_explore(args) -> int:
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot, stream_patterns
-    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth)
+    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth, checks)
               for lanes in _int_list(args.lanes, "lanes")
               for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
               for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")
               for addressing in args.addressing.split(",") for queue in _int_list(args.beat_queue, "beat_queue")
-              for depth in _int_list(args.completion_depth, "completion_depth")]
+              for depth in _int_list(args.completion_depth, "completion_depth")
+              for checks in args.checks.split(",")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     stream = {"ready_probability": args.ready, "request_gap": _flag_int(args.request_gap, "request_gap")}
@@ -252,12 +253,13 @@ def cmd_explore(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
     pictures = plot(rows, out)
-    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'compl':>5} {'workload':20} "
+    print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'compl':>5} {'checks':11} "
+          f"{'workload':20} "
           f"{'B/cycle':>8} {'of SM':>6} {'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
     show = lambda v, f="": "-" if v is None else format(v, f)
     for r in rows:
         print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.addressing:8} {r.beat_queue:>5} "
-              f"{r.completion_depth:>5} {r.workload:20} "
+              f"{r.completion_depth:>5} {r.checks:11} {r.workload:20} "
               f"{r.bytes_per_cycle:>8.2f} "
               f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
@@ -424,11 +426,11 @@ def _add_case_arguments(parser) -> None:
 
 
 def _add_built_options(parser, sweep=False):
-    """``--modes``, ``--swizzles``, ``--addressing``, ``--beat-queue`` and
+    """``--modes``, ``--swizzles``, ``--addressing``, ``--checks``, ``--beat-queue`` and
     ``--completion-depth``: what the unit is built with (UnitConfig); a sweep takes
     comma-separated lists of them."""
-    from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, MODE_FAMILIES, SWIZZLE_SETS,
-                               UnitConfig)
+    from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, CHECKS, COMPLETION_DEPTH_RANGE, MODE_FAMILIES,
+                               SWIZZLE_SETS, UnitConfig)
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -439,6 +441,9 @@ def _add_built_options(parser, sweep=False):
     parser.add_argument("--addressing", default="multiply",
                         help=f"{many}how addresses are made: {' or '.join(ADDRESSING)} (default multiply: every "
                              "lane multiplies coordinates by strides; step: lanes add deltas prepared per job)")
+    parser.add_argument("--checks", default="per_request",
+                        help=f"{many}where the descriptor's rules are checked: {' or '.join(CHECKS)} (default "
+                             "per_request; at_commit: once, when SLOT_VALID makes the slot valid)")
     parser.add_argument("--beat-queue", default=str(UnitConfig.beat_queue),
                         help=f"{many}entries of the beat queue, {BEAT_QUEUE_RANGE[0]}..{BEAT_QUEUE_RANGE[1]} "
                              f"(default {UnitConfig.beat_queue}; more ride out longer stalls of the beat stream)")
@@ -449,9 +454,9 @@ def _add_built_options(parser, sweep=False):
 
 
 def _built(args) -> dict:
-    """The ``modes``, ``swizzles``, ``addressing``, ``beat_queue`` and ``completion_depth``
-    arguments of a UnitConfig from the flags."""
-    return {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing,
+    """The ``modes``, ``swizzles``, ``addressing``, ``checks``, ``beat_queue`` and
+    ``completion_depth`` arguments of a UnitConfig from the flags."""
+    return {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing, "checks": args.checks,
             "beat_queue": _flag_int(args.beat_queue, "beat_queue"),
             "completion_depth": _flag_int(args.completion_depth, "completion_depth")}
 

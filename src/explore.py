@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .model.config import UnitConfig, ALL_MODES
 from .model.errors import ErrorCode, TmaError
-from .model.timing import predict, records_from
+from .model.timing import commit_cycles, predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
@@ -40,11 +40,12 @@ class Point:
     addressing: str = "multiply"
     beat_queue: int = UnitConfig.beat_queue
     completion_depth: int = UnitConfig.completion_depth
+    checks: str = UnitConfig.checks
 
     def config(self) -> UnitConfig:
         return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
                           modes=self.modes, swizzles=self.swizzles, addressing=self.addressing,
-                          beat_queue=self.beat_queue, completion_depth=self.completion_depth)
+                          beat_queue=self.beat_queue, completion_depth=self.completion_depth, checks=self.checks)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Row:
     addressing: str
     beat_queue: int
     completion_depth: int
+    checks: str
     ready: str                      # the beat stream: ready probability, or ON:OFF bursts
     completion_ready: str           # the completion stream: 1 (always), or ON:OFF bursts
     request_gap: int
@@ -140,13 +142,17 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         timing = predict([records_from(status, count, config) for status, count in checks],
                          [request_gap] * len(requests), ready, beat_queue=config.beat_queue,
                          completion_ready=completion_ready, completion_depth=config.completion_depth)
-        per_cycle = moved / timing.cycles
+        # a unit that checks at commit checks the workload's descriptors before its first
+        # request: the cycles the SLOT_VALID write waits count against it
+        cycles = timing.cycles + commit_cycles(config, bin(valid).count("1"))
+        per_cycle = moved / cycles
         fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
-                        config.addressing, config.beat_queue, config.completion_depth, *streams, request_gap, name,
-                        len(requests), moved, timing.cycles,
+                        config.addressing, config.beat_queue, config.completion_depth, config.checks, *streams,
+                        request_gap, name,
+                        len(requests), moved, cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
-                        round(timing.cycles / work.tiles, 1),
+                        round(cycles / work.tiles, 1),
                         area.luts if area else None, area.flip_flops if area else None,
                         area.dsps if area else None, area.lutram_ports if area else None, fmax,
                         round(per_cycle * fmax / 1000, 2) if fmax else None))
@@ -188,7 +194,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
 def _key(row: Row) -> tuple:
     """A row's configuration."""
     return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing, row.beat_queue,
-            row.completion_depth)
+            row.completion_depth, row.checks)
 
 
 def _label(key: tuple) -> str:
@@ -199,8 +205,8 @@ def _label(key: tuple) -> str:
 
 def _option_label(key: tuple) -> str:
     """What a configuration builds besides its lanes: slots, address width, modes,
-    swizzles, addressing, queue depths."""
-    _, slots, width, modes, swizzles, addressing, beat_queue, completion_depth = key
+    swizzles, addressing, queue depths, where the rules are checked."""
+    _, slots, width, modes, swizzles, addressing, beat_queue, completion_depth, checks = key
     text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
@@ -213,6 +219,8 @@ def _option_label(key: tuple) -> str:
         text += f", {beat_queue}-entry beat queue"
     if completion_depth != UnitConfig.completion_depth:
         text += f", {completion_depth}-entry completion queue"
+    if checks != UnitConfig.checks:
+        text += ", rules checked at commit"
     return text
 
 

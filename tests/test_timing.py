@@ -54,15 +54,20 @@ BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="s
 #: Units that step addresses (UnitConfig.addressing): the set-up's sums ride in the front
 #: end's stages and the lanes' steps in the walker's, so no cycle changes.
 STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step"), UnitConfig(lanes=8, slots=8, addressing="step")]
-#: Beat queues of other depths (UnitConfig.beat_queue): the least allowed, 9, and 40, past
-#: one LUT RAM's 16 entries and not a power of two (the queue's pointers wrap at 40).
-QUEUES = [UnitConfig(lanes=1, slots=8, beat_queue=9), UnitConfig(lanes=1, slots=8, beat_queue=40),
-          UnitConfig(lanes=8, slots=8, beat_queue=9)]
+#: Beat queues of other depths (UnitConfig.beat_queue): 40, past one LUT RAM's 16 entries
+#: and not a power of two (the queue's pointers wrap at 40), and the least queues of
+#: tests/test_queue_depths.py's campaigns (9 and 3 entries), which also check the rules at
+#: commit (UnitConfig.checks): the same builds serve both. A commit's cycles come before
+#: the first request (tests/test_commit_checks.py), so no request's cycle changes.
+QUEUES = [UnitConfig(lanes=1, slots=8, beat_queue=40)]
+LEAST_CHECKED_AT_COMMIT = [UnitConfig(lanes=lanes, slots=8, beat_queue=9, completion_depth=3, checks="at_commit")
+                           for lanes in (1, 8)]
 
 
 @pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING + QUEUES,
-                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}-queue{c.beat_queue}")
+@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING + QUEUES + LEAST_CHECKED_AT_COMMIT,
+                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}-queue{c.beat_queue}"
+                                       f"-completion{c.completion_depth}-{c.checks}")
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
 def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
