@@ -371,10 +371,18 @@ class DescriptorFile(wiring.Component):
             return Cat(*(Mux(bus.sel[i], new[8 * i:8 * i + 8], old[8 * i:8 * i + 8]) for i in range(len(bus.sel))))
 
         values = self._register_values(status)
-        # the offsets are distinct, so at most one register is hit: an AND-OR multiplexer
-        # with no priority chain behind it
         known = Cat(hit(name) for name in values).any()
-        read_value = reduce(operator.or_, (Mux(hit(name), value, 0) for name, value in values.items()))
+        # the offsets are distinct, so at most one register is hit: a parallel multiplexer
+        # on the hit bits, with no priority chain behind it (an OR of the registers' values
+        # each masked by its hit bit would be the same logic, but Yosys's constant folding
+        # of ID, CONFIG and SMEM_BYTES there can leave a wire whose bits copy its own
+        # other bits, which CXXRTL cannot evaluate in one pass)
+        read_value = Signal(32, name="read_value")
+        with m.Switch(decoded.hits):
+            for name, value in values.items():
+                index = _INDEX[name]
+                with m.Case("-" * (len(REGISTERS) - 1 - index) + "1" + "-" * index):
+                    m.d.comb += read_value.eq(value)
         with m.If(access.pending & ~decoded.in_slots):
             with m.If(decoded.we):
                 with m.If(hit("STATUS")):
@@ -390,12 +398,15 @@ class DescriptorFile(wiring.Component):
                         m.d.comb += access.ack.eq(1)
                         m.d.sync += status.slot_valid.eq(valid)
                     else:
-                        # slots made valid are checked first (_check_commits)
-                        with m.If((valid & ~status.slot_valid) == 0):
+                        # slots made valid are checked first (_check_commits): the bits
+                        # written 1 in enabled bytes, of slots written and not valid
+                        enabled = Cat(bit.replicate(8) for bit in bus.sel)[:self.config.slots]
+                        made_valid = bus.dat_w[:self.config.slots] & enabled & status.written & ~status.slot_valid
+                        with m.If(made_valid == 0):
                             m.d.comb += access.ack.eq(1)
                             m.d.sync += status.slot_valid.eq(valid)
                         with m.Else():
-                            m.d.sync += [commit.holding.eq(1), commit.to_check.eq(valid & ~status.slot_valid),
+                            m.d.sync += [commit.holding.eq(1), commit.to_check.eq(made_valid),
                                          commit.valid_after.eq(valid)]
                 with m.Else():
                     m.d.comb += access.err.eq(1)               # read-only or unmapped
