@@ -46,6 +46,11 @@ request is still accepted every cycle while jobs are taken every cycle.
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
+
+A unit that checks at commit (``UnitConfig.checks``, docs/commit.md) keeps the stages
+but not the rules that read the descriptor alone nor their products (stages 3 to 9): the
+snapshot brings what the slot's check found (:mod:`.commit`), a code that stands in
+their place and the ADDRESS_WRAP bit.
 """
 
 from functools import reduce

@@ -17,10 +17,8 @@ docs/registers.md is generated from :data:`REGISTERS` and :data:`RESET` (what re
 each piece of state: reset is an abort).
 """
 
-import operator
 import struct
 from dataclasses import dataclass
-from functools import reduce
 
 from amaranth.hdl import Module, Signal, Cat, Const, Mux, Value, unsigned
 from amaranth.lib import data, wiring
