@@ -361,19 +361,12 @@ class FrontEnd(wiring.Component):
         extent_terms = [add_pairs(terms + [Cat(stride, 0).as_signed()], SPAN_WIDTH)
                         for terms, stride in zip(r.terms[:-1], r.d.strides)]
         r = stage[5](Summing(**self._carried(r), other_rows=other_rows, extent_terms=extent_terms,
-                             span_terms=self._span(lambda: add_pairs(sum(r.terms, []), SPAN_WIDTH)),
+                             span_terms=add_pairs(sum(r.terms, []), SPAN_WIDTH),
                              d=decode_rows(r.d, stage[5].product)), None)
         return stage[6](Summing(**self._carried(r), other_rows=r.other_rows,
                                 extent_terms=[add_pairs(t, SPAN_WIDTH) for t in r.extent_terms],
-                                span_terms=self._span(lambda: add_pairs(r.span_terms, SPAN_WIDTH)),
+                                span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
                                 d=decode_row_bytes(r.d, stage[6].product)), None), steps
-
-    def _span(self, terms, absent=None):
-        """The tensor's last byte on its way (``terms()``), or ``absent`` (no terms) in a
-        unit that found it at commit: its ADDRESS_WRAP bit comes with the snapshot."""
-        if self.config.checks_at_commit:
-            return [] if absent is None else absent
-        return terms()
 
     def _step_level(self, stage, steps):
         """The step set-up's sums, one adder level on, registered in ``stage`` (None: the
@@ -403,8 +396,10 @@ class FrontEnd(wiring.Component):
         return stage[7](Radices(
             **self._carried(r), d=d, room=smem_room(r.request, config),
             extents=[sum_terms(t, SPAN_WIDTH) for t in r.extent_terms],
-            # the tensor's last byte: the base address joins the span's terms
-            span_terms=self._span(lambda: add_pairs(r.span_terms + [d.dim0_last, base_term], SPAN_WIDTH)),
+            # the tensor's last byte: the base address joins the span's terms (none in a
+            # unit that checks at commit: its ADDRESS_WRAP bit comes with the snapshot)
+            span_terms=[] if config.checks_at_commit else add_pairs(r.span_terms + [d.dim0_last, base_term],
+                                                                    SPAN_WIDTH),
             radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
             other_terms=products(r.other_rows, d.row_pitch), tiled_terms=products(d.box_rows_tiled, d.row_pitch),
             chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
@@ -422,7 +417,7 @@ class FrontEnd(wiring.Component):
             broken=Cat(condition for condition, _ in rules),
             box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
                        in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
-            span_terms=self._span(lambda: add_pairs(r.span_terms, SPAN_WIDTH)),
+            span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
             prefixes=place_values(m, r.saturated, self.config.lanes),
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
 
@@ -441,7 +436,7 @@ class FrontEnd(wiring.Component):
                   for start in range(0, len(codes), RULE_GROUP)]
         return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
-                              last_byte=self._span(lambda: sum_terms(r.span_terms, SPAN_WIDTH).as_signed(), 0),
+                              last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed() if r.span_terms else 0,
                               checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None)
 
     def _limits(self, m, stage, r: SetUp, steps) -> Limits:

@@ -396,10 +396,8 @@ class DescriptorFile(wiring.Component):
                         m.d.comb += access.ack.eq(1)
                         m.d.sync += status.slot_valid.eq(valid)
                     else:
-                        # slots made valid are checked first (_check_commits): the bits
-                        # written 1 in enabled bytes, of slots written and not valid
-                        enabled = Cat(bit.replicate(8) for bit in bus.sel)[:self.config.slots]
-                        made_valid = bus.dat_w[:self.config.slots] & enabled & status.written & ~status.slot_valid
+                        # slots made valid are checked first (_check_commits)
+                        made_valid = valid & ~status.slot_valid
                         with m.If(made_valid == 0):
                             m.d.comb += access.ack.eq(1)
                             m.d.sync += status.slot_valid.eq(valid)
