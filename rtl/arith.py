@@ -2,7 +2,8 @@
 part-way (docs/fpga.md, "Clock speed").
 
 * :func:`partial_products`: a wide product as the sum of products of 17-bit pieces, each
-  one an 18x18 multiplier (ECP5 MULT18X18D) with nothing added behind it;
+  one an 18x18 multiplier (ECP5 MULT18X18D) with nothing added behind it, or shifted adds
+  in logic where a piece has a few bits only;
 * :func:`add_pairs`: one level of an adder tree, so a sum of many terms is spread over
   as many stages as it needs;
 * :func:`carry_save_sum`: the last levels of such a tree as carry-save adders and one
@@ -25,13 +26,18 @@ from amaranth.hdl import Array, Const, Cat, Mux, Value, unsigned
 
 from .pipeline import Delayed
 
-__all__ = ["PIECE", "partial_products", "add_pairs", "sum_terms", "carry_save_sum", "small_product", "sparse_product",
+__all__ = ["PIECE", "LOGIC_PIECE", "partial_products", "add_pairs", "sum_terms", "carry_save_sum", "small_product", "sparse_product",
            "small_divmod", "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT",
            "outside_field_range", "less_than"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
 PIECE = 17
+
+#: An unsigned piece of at most this many bits is multiplied in logic (:func:`small_product`,
+#: one shifted copy of the other piece per bit, added): a DSP block for it would use a
+#: few of its 18 bits, and a unit at lanes 8 has none to spare (docs/fpga.md).
+LOGIC_PIECE = 4
 
 
 def _pieces(value):
@@ -49,24 +55,33 @@ def _pieces(value):
     return out
 
 
-def partial_products(a, b, width: int, multiply=None):
+def partial_products(a, b, width: int, multiply=None, zero_bits: int = 0):
     """``a * b`` modulo ``2**width`` as a list of terms whose sum (modulo ``2**width``) is
     the product. Each term is one piece product, shifted into place and cut to
     ``width`` bits as a signed value, so the sum of the terms, cut to ``width``, is the
     product whether or not ``a`` or ``b`` is signed. Terms shifted wholly past ``width``
     are left out. ``multiply``: how a piece product is made (a pipeline stage's DSP
     block, :meth:`.pipeline.Stage.product`, whose terms are then delayed values);
-    by default ``*``."""
+    by default ``*``. A product with an unsigned piece of at most :data:`LOGIC_PIECE`
+    bits is made in logic instead, a plain value, which the stages register as they
+    would the block's: it reaches the same stage. ``zero_bits``: the low bits of ``b``
+    known to be 0 (a stride's, 16-byte aligned), left out of the pieces."""
     multiply = multiply or operator.mul
     terms = []
     for shift_a, piece_a in _pieces(a):
-        for shift_b, piece_b in _pieces(b):
-            shift = shift_a + shift_b
+        for shift_b, piece_b in _pieces(Value.cast(b)[zero_bits:]):
+            shift = shift_a + shift_b + zero_bits
             if shift >= width:
                 continue
             keep = width - shift            # the piece product's bits that land below width
-            product = multiply(piece_a[:keep].as_signed() if piece_a.shape().signed else piece_a[:keep],
-                               piece_b[:keep].as_signed() if piece_b.shape().signed else piece_b[:keep])
+            x, y = (piece[:keep].as_signed() if piece.shape().signed else piece[:keep]
+                    for piece in (piece_a, piece_b))
+            if not x.shape().signed and len(x) <= LOGIC_PIECE:
+                x, y = y, x
+            if not y.shape().signed and len(y) <= LOGIC_PIECE:
+                product = small_product(x, y)
+            else:
+                product = multiply(x, y)
             terms.append(_apply(product, lambda p, shift=shift: (p << shift)[:width].as_signed()))
     return terms
 

@@ -3,8 +3,8 @@ generation and the swizzle, in seven pipeline stages behind the walker, each cut
 enough for the clock (docs/fpga.md, "Clock speed"):
 
 A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
-    1..8: shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
-    output register is A0's, :mod:`.dsp`);
+    1..8: shifted adds) and the chunk's offset along dimension 0 (``chunk_values`` has
+    few bits set: shifted adds too);
 A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
     digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
     of the chunk's first unit along dimension 0, the chunk's kind (units, their mask and
@@ -13,9 +13,10 @@ A2. whether the chunk is inside dimensions 1..4 and the window of its units' off
     inside dimension 0 (PTX 5.5.3.3: negative coordinates and coordinates past the
     dimension are both out; :func:`.oob.unit_window`), the swizzled shared-memory address
     (5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
-    signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products
-    (:func:`.arith.partial_products`) in DSP blocks whose operand registers are A2's,
-    loaded from A1's coordinates with no logic between;
+    signed by 40-bit strides whose low 4 bits are 0, modulo 2^address_width) as four
+    18x18 partial products (:func:`.arith.partial_products`) in DSP blocks whose operand
+    registers are A2's, loaded from A1's coordinates with no logic between, and two by
+    the stride's top 2 bits in logic;
 A3. the partial products arrive in the blocks' product registers (A3's). The route into
     a block and the route out of it are each a path of its own, with nothing but
     registers at their ends (docs/fpga.md, "Clock speed"); every unit's offset from the
@@ -193,7 +194,7 @@ class Datapath(wiring.Component):
         record = self.walk.record
         ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last, beat=record.beat,
                       has_completion=record.has_completion, completion=record.completion)
-        ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(stage["a0"]), "lane")
+        ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(), "lane")
         ctl, lanes = self._coordinates(stage["a1"], ctl, lanes)
         ctl, lanes = self._bounds_and_products(stage["a2"], ctl, lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
@@ -206,21 +207,17 @@ class Datapath(wiring.Component):
         self._completions(m, head, taken, fifo)
         return m
 
-    def _digit_products(self, a0):
+    def _digit_products(self):
         """Stage A0: ``digit * element stride`` in dimensions 1..4 (strides are 1..8:
-        shifted adds) and the chunk's offset along dimension 0 (an 18x18 block whose
-        output register is A0's, :mod:`.dsp`)."""
+        shifted adds) and the chunk's offset along dimension 0 (shifted adds too)."""
         walk, lanes = self.walk.record, []
         beat, steps = walk.beat, self.config.steps_addresses
         for j in range(self.config.lanes):
             digits = walk.lane_digits[j]
             width = len(digits[0]) + len(beat.chunk_values)
-            if steps:       # no multiplier on the beat's path: shifted adds (chunk_values has few bits set)
-                chunk_offset = carry_save_sum([Mux(beat.chunk_values[b], digits[0] << b, 0)
-                                               for b in range(len(beat.chunk_values))], width)
-            else:
-                chunk_offset = a0.product(digits[0], beat.chunk_values, registered_inputs=False).map(
-                    lambda p: p[:width])
+            # shifted adds, no DSP block (chunk_values has few bits set)
+            chunk_offset = carry_save_sum([Mux(beat.chunk_values[b], digits[0] << b, 0)
+                                           for b in range(len(beat.chunk_values))], width)
             lanes.append(Digits(
                 alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
                 pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
@@ -265,8 +262,9 @@ class Datapath(wiring.Component):
         """Stage A2: whether the chunk is inside dimensions 1..4 and the window of its
         units inside dimension 0 (:mod:`.oob`), the swizzled shared-memory address (PTX
         5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
-        signed by 40-bit strides, modulo 2^address_width) as 18x18 partial products in DSP
-        blocks whose operand registers are A2's and whose product registers are A3's: the
+        signed by 40-bit strides whose low 4 bits are 0, modulo 2^address_width) as 18x18
+        partial products in DSP blocks whose operand registers are A2's and whose product
+        registers are A3's (and the stride's top 2 bits' in logic, registered alike): the
         operands come from A1's registers, so the route into a block is a path of its own,
         with no logic before it, and the route out of it another."""
         beat, width = ctl.beat, self.config.address_width
@@ -274,8 +272,8 @@ class Datapath(wiring.Component):
         for a in lanes:
             if self.config.steps_addresses:     # the walker's row address: no product
                 terms = add_pairs(a.address, width)
-            else:
-                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product)
+            else:           # a stride's low 4 bits are 0 (STRIDE_ALIGN): 36 bits, two blocks and a logic piece
+                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product, 4)
                                                        for coordinate, stride in zip(a.coords, beat.strides)), [])
             out.append(Placed(
                 inside=inside_dimensions(a.coords, [beat.dims[d] for d in range(1, len(beat.dims))]),

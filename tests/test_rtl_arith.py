@@ -6,7 +6,8 @@ import pytest
 from amaranth.hdl import Module, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
-from tma_unit.rtl.arith import carry_save_sum, ceil_div_operands, less_than, outside_field_range, reciprocal_quotient
+from tma_unit.rtl.arith import (LOGIC_PIECE, carry_save_sum, ceil_div_operands, less_than, outside_field_range,
+                                partial_products, reciprocal_quotient)
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
@@ -27,6 +28,48 @@ def test_carry_save_sum_is_the_sum_modulo_the_width(count):
             for term, value in zip(terms, case):
                 ctx.set(term, value)
             assert ctx.get(total) == sum(case) % (1 << width), case
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("a_shape, b_width, width, zero_bits", [
+    (signed(34), 40, 64, 4),        # the datapath's coordinate by stride: a 2-bit piece in logic
+    (signed(34), 40, 64, 0),        # a 6-bit piece: a block
+    (unsigned(32), 36, 48, 0),
+    (signed(20), 21, 40, 0),        # 17 + 4 bits: the 4-bit piece in logic
+    (unsigned(9), 64, 64, 0),
+])
+def test_partial_products_sum_to_the_product_modulo_the_width(a_shape, b_width, width, zero_bits):
+    """The terms' sum is ``a * b`` modulo ``2**width`` (``b`` with its low ``zero_bits``
+    0), whichever pieces go to a multiplier and which to logic; the count of multipliers
+    is the count of piece pairs neither of whose pieces has at most LOGIC_PIECE bits."""
+    a, b = Signal(a_shape, name="a"), Signal(b_width, name="b")
+    blocks = []
+
+    def multiply(x, y):
+        blocks.append((len(x), len(y)))
+        return x * y
+    m = Module()
+    total = Signal(width)
+    m.d.comb += total.eq(sum(partial_products(a, b, width, multiply, zero_bits))[:width])
+    pieces = lambda n: [min(17, n - low) for low in range(0, n, 17)]
+    expected_blocks = sum(1 for i, x in enumerate(pieces(len(a))) for j, y in enumerate(pieces(b_width - zero_bits))
+                          if 17 * (i + j) + zero_bits < width
+                          and not (y <= LOGIC_PIECE or (x <= LOGIC_PIECE and not (a_shape.signed and i == len(pieces(len(a))) - 1))))
+    assert len(blocks) == expected_blocks
+    rng = random.Random(f"{a_shape}{b_width}{width}{zero_bits}")
+    a_low, a_high = (-(1 << (len(a) - 1)), (1 << (len(a) - 1)) - 1) if a_shape.signed else (0, (1 << len(a)) - 1)
+    b_high = (1 << b_width) - 1
+
+    async def bench(ctx):
+        for _ in range(300):
+            x = rng.choice([a_low, a_high, 0, -1 if a_shape.signed else 1, rng.randint(a_low, a_high)])
+            y = rng.choice([b_high, 1, rng.randint(0, b_high)]) >> zero_bits << zero_bits
+            ctx.set(a, x)
+            ctx.set(b, y)
+            assert ctx.get(total) == (x * y) % (1 << width), (x, y)
 
     sim = Simulator(m)
     sim.add_testbench(bench)
