@@ -1,21 +1,22 @@
 """ECP5 area of each block of the unit on its own (descriptor file, front end, walker,
 datapath with its queues) and of the whole unit, for units built with different access
 modes and swizzles (``UnitConfig.modes``, ``.swizzles``), queue depths
-(``UnitConfig.beat_queue``, ``.completion_depth``) and where the rules are checked
-(``UnitConfig.checks``; at commit, the checker is in the descriptor file): Yosys ``synth_ecp5``, no place
-and route (src/synth.py, cached). A block on its own sees its links as ports, so the
+(``UnitConfig.beat_queue``, ``.completion_depth``), how addresses are made
+(``UnitConfig.addressing``) and where the rules are checked (``UnitConfig.checks``; at
+commit, the checker is in the descriptor file): Yosys ``synth_ecp5``, no place and route (src/synth.py, cached). A block on its own sees its links as ports, so the
 blocks' sum is not the unit's figure: inside the unit, constants cross from one block
 into the next (a mode not built is a constant 0 from the front end on).
 
 Run: python bench/block_area.py [--lanes 1] [--slots 8] [--options all/all tiled/sm90 ...]
-[--beat-queue 9 16 32] [--completion-depth 3 4 16] [--checks per_request at_commit]
+[--beat-queue 9 16 32] [--completion-depth 3 4 16] [--addressing multiply step]
+[--checks per_request at_commit]
 [--blocks datapath ...] [--workers N]
 """
 
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from tma_unit.model.config import CHECKS, UnitConfig
+from tma_unit.model.config import ADDRESSING, CHECKS, UnitConfig
 from tma_unit.synth import BLOCKS, synthesize
 
 #: modes/swizzles pairs measured by default: everything, then less and less built
@@ -35,6 +36,8 @@ def main():
                         help="beat queue entries (UnitConfig.beat_queue)")
     parser.add_argument("--completion-depth", type=int, nargs="+", default=[UnitConfig.completion_depth],
                         help="completion queue entries (UnitConfig.completion_depth)")
+    parser.add_argument("--addressing", nargs="+", default=[UnitConfig.addressing], choices=ADDRESSING,
+                        help="how addresses are made (UnitConfig.addressing)")
     parser.add_argument("--checks", nargs="+", default=[UnitConfig.checks], choices=CHECKS,
                         help="where the descriptor's rules are checked (UnitConfig.checks)")
     parser.add_argument("--blocks", nargs="+", default=list(BLOCKS), choices=list(BLOCKS))
@@ -44,18 +47,19 @@ def main():
     for option in args.options:
         modes, _, swizzles = option.partition("/")
         configs += [UnitConfig(lanes=args.lanes, slots=args.slots, modes=modes, swizzles=swizzles or "all",
-                               beat_queue=queue, completion_depth=depth, checks=checks)
-                    for queue in args.beat_queue for depth in args.completion_depth for checks in args.checks]
+                               beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks)
+                    for queue in args.beat_queue for depth in args.completion_depth
+                    for addressing in args.addressing for checks in args.checks]
     jobs = [(config, block) for config in configs for block in args.blocks]
     with ProcessPoolExecutor(args.workers) as pool:
         results = dict(zip(jobs, pool.map(_area, *zip(*jobs))))
     print(f"lanes {args.lanes}, slots {args.slots}: logic cells (LUT4 + 2 x CCU2C) / flip-flops / MULT18X18D "
           "/ LUT RAM ports")
-    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'checks':11} " + " ".join(f"{block:>22}" for block in args.blocks))
+    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'addr':8} {'checks':11} " + " ".join(f"{block:>22}" for block in args.blocks))
     for config in configs:
         cells = [results[(config, block)] for block in args.blocks]
         print(f"{config.modes:30} {config.swizzles:4} {config.beat_queue:>5} {config.completion_depth:>5} "
-              f"{config.checks:11} "
+              f"{config.addressing:8} {config.checks:11} "
               + " ".join(f"{f'{r.luts}/{r.flip_flops}/{r.dsps}/{r.lutram_ports}':>22}" for r in cells))
 
 

@@ -272,7 +272,7 @@ class Datapath(wiring.Component):
         for a in lanes:
             if self.config.steps_addresses:     # the walker's row address: no product
                 terms = add_pairs(a.address, width)
-            else:           # a stride's low 4 bits are 0 (STRIDE_ALIGN): 36 bits, two blocks and a logic piece
+            else:           # a stride is stored in 16-byte units: 36 bits to multiply
                 terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product, 4)
                                                        for coordinate, stride in zip(a.coords, beat.strides)), [])
             out.append(Placed(

@@ -103,8 +103,9 @@ def product_terms(d, multiply=None):
     stride[i-1]`` for dimensions i = 1..4 (0 past the rank), one list per dimension:
     summed, term i plus ``stride[i-1]`` is the extent ``dim[i] * stride[i-1]``, and the
     four plus ``dim0_bytes - 1`` are the tensor's last byte. ``multiply``: as for
-    :func:`.arith.partial_products`."""
-    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply)
+    :func:`.arith.partial_products`. A stride is stored in 16-byte units, so its low 4
+    bits are 0 and not multiplied."""
+    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply, zero_bits=4)
             for i in range(1, MAX_RANK)]
 
 
