@@ -248,7 +248,9 @@ def cmd_explore(args) -> int:
     stream_patterns(**stream)           # a bad stream fails here, named, before any work
     workloads = args.workloads.split(",") if args.workloads else None
     synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
-    rows = explore(points, workloads, progress=not args.quiet, synthesis=synthesis, device=args.device, **stream)
+    place_lanes = None if args.place in (None, "all") else set(_int_list(args.place, "place"))
+    rows = explore(points, workloads, progress=not args.quiet, synthesis=synthesis, device=args.device,
+                   place_lanes=place_lanes, **stream)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
@@ -510,8 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="idle cycles before each request is offered, counted from the last one taken "
                               "(default 0: requests wait back to back)")
     explore.add_argument("--device", default="85k", help="ECP5 device: 25k, 45k or 85k (default 85k)")
-    explore.add_argument("--place", action="store_true",
-                         help="also place and route (nextpnr) for Fmax: minutes more per new point")
+    explore.add_argument("--place", nargs="?", const="all", metavar="LANES",
+                         help="also place and route (nextpnr) for Fmax: minutes more per new point; "
+                              "LANES (comma-separated) limits it to those lane counts")
     explore.add_argument("--no-synthesis", action="store_true", help="bandwidth only, no area or Fmax")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")

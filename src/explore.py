@@ -160,9 +160,11 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
 
 
 def explore(points: list[Point], workloads: list[str] | None = None, executor: Executor | None = None,
-            progress: bool = True, **options) -> list[Row]:
+            progress: bool = True, place_lanes=None, **options) -> list[Row]:
     """:func:`evaluate` every point (in parallel on ``executor``; default: a process pool
-    with one worker per core). Rows come back in the order of ``points``."""
+    with one worker per core). Rows come back in the order of ``points``. With
+    ``synthesis="place"``, ``place_lanes`` (lane counts) limits place and route to the
+    points of those lanes, the others synthesized only: a large unit takes hours to route."""
     workloads = list(workloads or WORKLOADS)
     unknown = [w for w in workloads if w not in WORKLOADS]
     if unknown:
@@ -170,7 +172,12 @@ def explore(points: list[Point], workloads: list[str] | None = None, executor: E
     own = executor is None
     executor = executor or ProcessPoolExecutor(max_workers=min(len(points), os.cpu_count() or 1))
     try:
-        futures = {executor.submit(evaluate, point, workloads, **options): i for i, point in enumerate(points)}
+        def options_of(point):
+            if options.get("synthesis") == "place" and place_lanes is not None and point.lanes not in place_lanes:
+                return {**options, "synthesis": "synth"}
+            return options
+        futures = {executor.submit(evaluate, point, workloads, **options_of(point)): i
+                   for i, point in enumerate(points)}
         results = [None] * len(points)
         done = as_completed(futures)
         if progress:

@@ -1,7 +1,7 @@
 """Architecture exploration: the workload suite, the sweep, its CSV and plots (issue 8)."""
 
 import csv
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pytest
 
@@ -122,3 +122,22 @@ def test_explore_command_writes_csv_and_plots(tmp_path, capsys):
 def test_explore_command_names_a_bad_configuration(capsys):
     assert main(["explore", "--lanes", "3", "--no-synthesis", "--quiet"]) == 2
     assert "config.lanes = 3" in capsys.readouterr().err
+
+
+def test_place_lanes_limits_place_and_route_to_those_lane_counts():
+    """A sweep asked to place only lanes 1 sends lanes 8 to synthesis alone (nextpnr on
+    it takes hours); nothing runs: the executor records what it is asked."""
+    asked = {}
+
+    class Recording(Executor):
+        def submit(self, function, point, workloads, **options):
+            asked[point.lanes] = options["synthesis"]
+            future = Future()
+            future.set_result([])
+            return future
+
+    assert explore([Point(1, 8), Point(8, 8)], ["gather-moe-rows"], executor=Recording(), progress=False,
+                   synthesis="place", place_lanes={1}) == []
+    assert asked == {1: "place", 8: "synth"}
+    explore([Point(1, 8), Point(8, 8)], ["gather-moe-rows"], executor=Recording(), progress=False, synthesis="place")
+    assert asked == {1: "place", 8: "place"}
