@@ -120,17 +120,21 @@ def _stream_columns(ready_probability, ready_bursts, completion_bursts) -> tuple
 def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
              synthesis: str = "synth", device: str = "85k", ready_bursts: tuple | None = None,
              request_gap: int = 0, completion_bursts: tuple | None = None) -> list[Row]:
-    """Every workload on one configuration. ``synthesis``: "place" (area and Fmax),
-    "synth" (area before place and route, no Fmax) or "none". The streams are
+    """Every workload on one configuration. ``synthesis``: "place" (area before place and
+    route, and Fmax after), "synth" (area, no Fmax) or "none". The streams are
     :func:`stream_patterns`'s; each request is offered ``request_gap`` idle cycles after
     the one before it was taken."""
     config = point.config()
     ready, completion_ready = stream_patterns(ready_probability, seed, ready_bursts, completion_bursts, request_gap)
     streams = _stream_columns(ready_probability, ready_bursts, completion_bursts)
-    area = None
+    area, fmax = None, None
     if synthesis != "none":
         from .synth import synthesize
-        area = synthesize(config, device, place=synthesis == "place")
+        # area from synthesis at every point, so placed and unplaced points compare (nextpnr's
+        # packed count is higher); Fmax from place and route where asked
+        area = synthesize(config, device, place=False)
+        if synthesis == "place":
+            fmax = synthesize(config, device, place=True).fmax_mhz
     rows = []
     for name in workloads:
         work = WORKLOADS[name]
@@ -146,7 +150,6 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         # request: the cycles the SLOT_VALID write waits count against it
         cycles = timing.cycles + commit_cycles(config, bin(valid).count("1"))
         per_cycle = moved / cycles
-        fmax = area.fmax_mhz if area else None
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
                         config.addressing, config.beat_queue, config.completion_depth, config.checks, *streams,
                         request_gap, name,
@@ -267,9 +270,15 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
     for k, option in enumerate(options):
         mine = [p for p in points if _option_label(p[2]) == option]
         ax.scatter([p[0] for p in mine], [p[1] for p in mine], s=50, color=f"C{k}", label=option, zorder=3)
-    for area, mean, c, fmax in points:
+    # a label a line above the last where points of one lane count lie close together
+    span = max((p[0] for p in points), default=0) - min((p[0] for p in points), default=0)
+    level, last = 0, None
+    for area, mean, c, fmax in sorted(points, key=lambda p: (p[2][0], p[0])):
+        level = level + 1 if last and last[0] == c[0] and area - last[1] < 0.05 * span else 0
+        last = (c[0], area)
         text = f"{c[0]}" + ("" if fmax is None else f", {fmax:.0f} MHz")
-        ax.annotate(text, (area, mean), textcoords="offset points", xytext=(5, -10), fontsize=7)
+        ax.annotate(text, (area, mean), textcoords="offset points", fontsize=7,
+                    color=f"C{options.index(_option_label(c))}", xytext=(6, -12 + 9 * level))
     front = pareto_front(points)
     if len(front) > 1:
         ax.plot([p[0] for p in front], [p[1] for p in front], color="black", linewidth=1, linestyle=":",
