@@ -16,12 +16,13 @@ with clang, the one-partition library about two; cached after). Cycles per secon
 count the batched simulation call alone; the model check and the Python replay are timed
 separately. docs/cosim.md explains the figures.
 
-Beside them, the gated CXXRTL batch on a unit built with fewer modes and swizzles
-(``--also``, default tiled/sm90: docs/exploration.md), the same work: what the smaller
-design buys the simulation.
+Beside them, the gated CXXRTL batch on a unit built with other options (``--also``,
+``UnitConfig`` fields as ``name=value`` separated by spaces; default ``modes=tiled
+swizzles=sm90``, docs/exploration.md), the same work: what the other design costs or
+buys the simulation.
 
 Run: python bench/cosim_speed.py [--requests-pysim 2] [--requests-cxxrtl 40] [--optimize FLAGS] [--repeat 3]
-[--also MODES/SWIZZLES]
+[--also "checks=at_commit beat_queue=9 completion_depth=3"]
 """
 
 import argparse
@@ -64,8 +65,9 @@ def main():
     parser.add_argument("--requests-cxxrtl", type=int, default=40)
     parser.add_argument("--optimize", default=FAST, help="the C++ compiler's optimisation flags")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each backend; the fastest counts")
-    parser.add_argument("--also", default="tiled/sm90",
-                        help="modes/swizzles of a second unit whose gated CXXRTL batch runs beside ('' for none)")
+    parser.add_argument("--also", default="modes=tiled swizzles=sm90",
+                        help="UnitConfig fields (name=value, space-separated) of a second unit whose gated CXXRTL "
+                             "batch runs beside ('' for none)")
     args = parser.parse_args()
     config = UnitConfig(lanes=1)
 
@@ -97,8 +99,9 @@ def main():
 
     also = None
     if args.also:
-        modes, _, swizzles = args.also.partition("/")
-        smaller = UnitConfig(lanes=1, modes=modes, swizzles=swizzles or "all")
+        fields = dict(item.split("=", 1) for item in args.also.split())
+        smaller = UnitConfig(lanes=1, **{name: int(value) if value.isdigit() else value
+                                         for name, value in fields.items()})
         smaller_unit = CxxrtlUnit(smaller, args.optimize)
         also = (smaller, best(lambda: batched_rate(smaller_unit, work)))
 
@@ -119,7 +122,7 @@ def main():
     print(f"{'CXXRTL ' + args.optimize + ' batched call':36} {cycles:>9} {batch_seconds:>8.2f} {cxx_rate:>12,.0f}")
     if also:
         smaller, (a_cycles, a_seconds) = also
-        print(f"{'CXXRTL same, ' + smaller.modes + '/' + smaller.swizzles:36} {a_cycles:>9} {a_seconds:>8.2f} "
+        print(f"{'CXXRTL same, ' + args.also:36} {a_cycles:>9} {a_seconds:>8.2f} "
               f"{a_cycles / a_seconds:>12,.0f}")
     print(f"{'CXXRTL same, one partition':36} {w_cycles:>9} {w_seconds:>8.2f} {w_cycles / w_seconds:>12,.0f}")
     print(f"{'CXXRTL checked (4 requests)':36} {checked.cycles:>9} {check_seconds:>8.2f} "
@@ -133,7 +136,7 @@ def main():
     print(f"ratio CXXRTL batched / pysim: {cxx_rate / py_rate:.1f}x   (library build or cache load: {build_seconds:.1f} s)")
     print(f"ratio CXXRTL gated / one partition: {cxx_rate / (w_cycles / w_seconds):.2f}x")
     if also:
-        print(f"ratio CXXRTL {also[0].modes}/{also[0].swizzles} / every mode: {also[1][0] / also[1][1] / cxx_rate:.2f}x")
+        print(f"ratio CXXRTL {args.also} / the default unit: {also[1][0] / also[1][1] / cxx_rate:.2f}x")
     print(f"ratio Verilator batched / pysim: {v_cycles / v_seconds / py_rate:.1f}x")
     print(f"targets: >= 5,000,000 cycles/s batched, >= 300x pysim")
 
