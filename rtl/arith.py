@@ -67,9 +67,11 @@ def partial_products(a, b, width: int, multiply=None, zero_bits: int = 0):
     would the block's: it reaches the same stage. ``zero_bits``: the low bits of ``b``
     known to be 0 (a stride's, 16-byte aligned), left out of the pieces."""
     multiply = multiply or operator.mul
+    b = Value.cast(b)
+    high_b = b[zero_bits:].as_signed() if b.shape().signed else b[zero_bits:]     # a slice is unsigned
     terms = []
     for shift_a, piece_a in _pieces(a):
-        for shift_b, piece_b in _pieces(Value.cast(b)[zero_bits:]):
+        for shift_b, piece_b in _pieces(high_b):
             shift = shift_a + shift_b + zero_bits
             if shift >= width:
                 continue

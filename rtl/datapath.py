@@ -54,7 +54,7 @@ from .arith import partial_products, add_pairs, carry_save_sum, small_product, s
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
-from .pipeline import Delayed, Stage, bundle, extend, narrow
+from .pipeline import Stage, bundle, extend, narrow
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
 
@@ -110,7 +110,7 @@ class Digits:
     gather_row: Value       # gather4: which of the four rows
     pixel: list             # the im2col modes: the pixel's coordinates, dimensions 1..4
     steps: list             # digit * element stride, dimensions 1..4
-    chunk_offset: Delayed   # the chunk's values along dimension 0 from the row's start
+    chunk_offset: Value     # the chunk's values along dimension 0 from the row's start
     linear: Value           # the chunk's place in the box
     last_chunk: Value       # the row's last chunk: its kind holds fewer units
     address: list           # step addressing: the row address's terms from the walk (else none)

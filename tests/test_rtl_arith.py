@@ -3,7 +3,7 @@
 import random
 
 import pytest
-from amaranth.hdl import Module, Signal, signed, unsigned
+from amaranth.hdl import Module, Shape, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
 from tma_unit.rtl.arith import (LOGIC_PIECE, carry_save_sum, ceil_div_operands, less_than, outside_field_range,
@@ -40,12 +40,16 @@ def test_carry_save_sum_is_the_sum_modulo_the_width(count):
     (unsigned(32), 36, 48, 0),
     (signed(20), 21, 40, 0),        # 17 + 4 bits: the 4-bit piece in logic
     (unsigned(9), 64, 64, 0),
+    (unsigned(20), signed(36), 64, 4),  # a signed b: its top piece keeps its sign
+    (signed(18), signed(21), 48, 0),
 ])
 def test_partial_products_sum_to_the_product_modulo_the_width(a_shape, b_width, width, zero_bits):
     """The terms' sum is ``a * b`` modulo ``2**width`` (``b`` with its low ``zero_bits``
     0), whichever pieces go to a multiplier and which to logic; the count of multipliers
     is the count of piece pairs neither of whose pieces has at most LOGIC_PIECE bits."""
-    a, b = Signal(a_shape, name="a"), Signal(b_width, name="b")
+    b_shape = b_width if isinstance(b_width, Shape) else unsigned(b_width)
+    b_width = b_shape.width
+    a, b = Signal(a_shape, name="a"), Signal(b_shape, name="b")
     blocks = []
 
     def multiply(x, y):
@@ -55,18 +59,22 @@ def test_partial_products_sum_to_the_product_modulo_the_width(a_shape, b_width, 
     total = Signal(width)
     m.d.comb += total.eq(sum(partial_products(a, b, width, multiply, zero_bits))[:width])
     pieces = lambda n: [min(17, n - low) for low in range(0, n, 17)]
-    expected_blocks = sum(1 for i, x in enumerate(pieces(len(a))) for j, y in enumerate(pieces(b_width - zero_bits))
+    a_pieces, b_pieces = pieces(len(a)), pieces(b_width - zero_bits)
+    # a piece goes to logic when it is unsigned (not a signed value's top piece) and narrow
+    logic = lambda n, k, count, signed: n <= LOGIC_PIECE and not (signed and k == count - 1)
+    expected_blocks = sum(1 for i, x in enumerate(a_pieces) for j, y in enumerate(b_pieces)
                           if 17 * (i + j) + zero_bits < width
-                          and not (y <= LOGIC_PIECE or (x <= LOGIC_PIECE and not (a_shape.signed and i == len(pieces(len(a))) - 1))))
+                          and not logic(y, j, len(b_pieces), b_shape.signed)
+                          and not logic(x, i, len(a_pieces), a_shape.signed))
     assert len(blocks) == expected_blocks
     rng = random.Random(f"{a_shape}{b_width}{width}{zero_bits}")
     a_low, a_high = (-(1 << (len(a) - 1)), (1 << (len(a) - 1)) - 1) if a_shape.signed else (0, (1 << len(a)) - 1)
-    b_high = (1 << b_width) - 1
+    b_low, b_high = (-(1 << (b_width - 1)), (1 << (b_width - 1)) - 1) if b_shape.signed else (0, (1 << b_width) - 1)
 
     async def bench(ctx):
         for _ in range(300):
             x = rng.choice([a_low, a_high, 0, -1 if a_shape.signed else 1, rng.randint(a_low, a_high)])
-            y = rng.choice([b_high, 1, rng.randint(0, b_high)]) >> zero_bits << zero_bits
+            y = rng.choice([b_low, b_high, 1, rng.randint(b_low, b_high)]) >> zero_bits << zero_bits
             ctx.set(a, x)
             ctx.set(b, y)
             assert ctx.get(total) == (x * y) % (1 << width), (x, y)
