@@ -3,9 +3,10 @@ datapath with its queues) and of the whole unit, for units built with different 
 modes and swizzles (``UnitConfig.modes``, ``.swizzles``), queue depths
 (``UnitConfig.beat_queue``, ``.completion_depth``), how addresses are made
 (``UnitConfig.addressing``) and where the rules are checked (``UnitConfig.checks``; at
-commit, the checker is in the descriptor file): Yosys ``synth_ecp5``, no place and route (src/synth.py, cached). A block on its own sees its links as ports, so the
-blocks' sum is not the unit's figure: inside the unit, constants cross from one block
-into the next (a mode not built is a constant 0 from the front end on).
+commit, the checker is in the descriptor file): Yosys ``synth_ecp5``, no place and route
+(src/synth.py, cached). A block on its own sees its links as ports, so the blocks' sum
+is not the unit's figure: inside the unit, constants cross from one block into the next
+(a mode not built is a constant 0 from the front end on).
 
 Run: python bench/block_area.py [--lanes 1] [--slots 8] [--options all/all tiled/sm90 ...]
 [--beat-queue 9 16 32] [--completion-depth 3 4 16] [--addressing multiply step]

@@ -51,7 +51,7 @@ from ..model.config import UnitConfig
 from ..model.gather import GATHER_ROWS
 from ..model.timing import BACK_END_STAGES
 from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
-from .decode import UNIT_BYTES
+from .decode import STRIDE_ZERO_BITS, UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
 from .pipeline import Stage, bundle, extend, narrow
@@ -272,8 +272,9 @@ class Datapath(wiring.Component):
         for a in lanes:
             if self.config.steps_addresses:     # the walker's row address: no product
                 terms = add_pairs(a.address, width)
-            else:           # a stride is stored in 16-byte units: 36 bits to multiply
-                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product, 4)
+            else:
+                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product,
+                                                                        STRIDE_ZERO_BITS)
                                                        for coordinate, stride in zip(a.coords, beat.strides)), [])
             out.append(Placed(
                 inside=inside_dimensions(a.coords, [beat.dims[d] for d in range(1, len(beat.dims))]),

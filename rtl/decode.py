@@ -26,9 +26,13 @@ from .arith import ceil_div_operands, reciprocal_quotient, sparse_product, outsi
 from .layouts import SPATIAL
 from .pipeline import Delayed, bundle, extend
 
-__all__ = ["EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
+__all__ = ["STRIDE_ZERO_BITS", "EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
            "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
            "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
+
+#: A global stride is stored in 16-byte units (model/layout.py, "units16"): its byte value
+#: has this many low bits 0, which products leave out (:func:`.arith.partial_products`).
+STRIDE_ZERO_BITS = 4
 
 #: The sizes the unit multiplies by, from the type table: a unit's bytes in global memory
 #: and an element's bits (:func:`.arith.sparse_product`).
@@ -206,7 +210,7 @@ def decode_fields(desc, early: EarlyBits, product) -> DecodedFields:
         swizzle=swizzle_value(desc.swizzle_mode, desc.swizzle_atomicity),
         fill_nan=desc.fill_mode,
         dims=[stored + 1 for stored in desc.global_dim],                # 1..2^32
-        strides=[Cat(Const(0, 4), stored) for stored in desc.global_stride],   # bytes
+        strides=[Cat(Const(0, STRIDE_ZERO_BITS), stored) for stored in desc.global_stride],   # bytes
         box=[stored + 1 for stored in desc.box_dim],                    # 1..256
         element_strides=element_strides,
         in_rank=in_rank,

@@ -34,6 +34,7 @@ from amaranth.hdl import Mux, Cat, Value
 from ..model.config import UnitConfig
 from ..model.tensormap import MAX_RANK
 from .arith import add_pairs, partial_products, small_product, sum_terms, carry_save_sum
+from .decode import STRIDE_ZERO_BITS
 from .layouts import CARRIES, SPATIAL, PIXEL_DIMENSIONS, PIXEL_PARTS
 from .pipeline import Delayed, bundle
 
@@ -75,12 +76,11 @@ def launch(product, d, req, kinds, offsets, walk_strides, config: UnitConfig) ->
     coordinates = [req.coordinates[i] for i in range(1, MAX_RANK)]
     gather = config.builds("gather4")
     # one product per dimension serves every mode: gather4's rows all take stride[1]
-    # a stride is stored in 16-byte units: its low 4 bits are 0 and not multiplied
-    by_stride = [partial_products(c, Mux(kinds.gather, strides[0], s) if gather else s, width, product, 4)
+    by_stride = [partial_products(c, Mux(kinds.gather, strides[0], s) if gather else s, width, product, STRIDE_ZERO_BITS)
                  for c, s in zip(coordinates, strides)]
     pixel = config.builds_im2col_family
-    shifted = ([partial_products(o, s, width, product, 4) for o, s in zip(offsets, strides)] if pixel else [])
-    corners = ([partial_products(d.lower_corner[i], s, width, product, 4) for i, s in enumerate(strides[:SPATIAL])]
+    shifted = ([partial_products(o, s, width, product, STRIDE_ZERO_BITS) for o, s in zip(offsets, strides)] if pixel else [])
+    corners = ([partial_products(d.lower_corner[i], s, width, product, STRIDE_ZERO_BITS) for i, s in enumerate(strides[:SPATIAL])]
                if pixel else [])
     element = [small_product(d.element_strides[i], s)[:width] for i, s in enumerate(strides, 1)]
     return StepSums(

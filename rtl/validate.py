@@ -24,7 +24,7 @@ from ..model.tensormap import PACKED_SWIZZLES, CORNER_RANGES, MAX_RANK
 from ..model.types import (TYPE_INFO, SWIZZLE_SPANS, AccessMode, DataType, Interleave, MapKind, Operation,
                            SwizzleMode, SwizzleAtomicity, Swizzle)
 from .arith import partial_products, outside_field_range, less_than
-from .decode import rank_is, rank_above
+from .decode import STRIDE_ZERO_BITS, rank_is, rank_above
 from .layouts import SPATIAL
 from .pipeline import bundle
 
@@ -103,9 +103,9 @@ def product_terms(d, multiply=None):
     stride[i-1]`` for dimensions i = 1..4 (0 past the rank), one list per dimension:
     summed, term i plus ``stride[i-1]`` is the extent ``dim[i] * stride[i-1]``, and the
     four plus ``dim0_bytes - 1`` are the tensor's last byte. ``multiply``: as for
-    :func:`.arith.partial_products`. A stride is stored in 16-byte units, so its low 4
-    bits are 0 and not multiplied."""
-    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply, zero_bits=4)
+    :func:`.arith.partial_products`. A stride's low bits, 0 as stored
+    (:data:`.decode.STRIDE_ZERO_BITS`), are not multiplied."""
+    return [partial_products(d.dims_used_less_one[i], d.strides[i - 1], SPAN_WIDTH, multiply, STRIDE_ZERO_BITS)
             for i in range(1, MAX_RANK)]
 
 
