@@ -8,7 +8,8 @@ Read it in the order a request flows: :mod:`.types` and :mod:`.errors` (the tabl
 :mod:`.tensormap` (the descriptor and its rules), :mod:`.layout` (its 128-byte image),
 :mod:`.request`, :mod:`.traversal` (which elements, from where, to where), :mod:`.swizzle`,
 :mod:`.transactions` (the chunk stream the RTL must emit) and :mod:`.copy` (functional
-load, store, reduce, prefetch).
+load, store, reduce, prefetch); then :mod:`.memory` (what a copy asks of the memory: its
+L2 requests, shared-memory wavefronts, a memory with latency and credits).
 """
 
 from .errors import ErrorCode, TmaError, RULES

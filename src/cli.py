@@ -226,6 +226,8 @@ def _int_list(text: str, field_name: str) -> list[int]:
 
 
 def cmd_explore(args) -> int:
+    if args.memory:
+        return _explore_memory(args)
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot, stream_patterns
     points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth, checks)
@@ -267,6 +269,47 @@ def cmd_explore(args) -> int:
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
               f"{show(r.fmax_mhz, '.1f'):>6} {show(r.gbytes_per_second, '.2f'):>6}")
     print(f"wrote {out / 'explore.csv'}, " + ", ".join(str(p) for p in pictures))
+    return 0
+
+
+def _explore_memory(args) -> int:
+    """``explore --memory``: the memory side (docs/memory.md) over workloads, lanes,
+    latencies and requests in flight; a CSV and plots."""
+    from pathlib import Path
+    from .memory_side import (sweep, write_csv, plot_bandwidth, wavefront_table, plot_wavefronts, in_flight_for,
+                              LATENCIES, IN_FLIGHT)
+    from .model.config import UnitConfig
+    from .model.memory import Memory
+    from .workloads import WORKLOADS
+    lanes = _int_list(args.lanes, "lanes")
+    latencies = _int_list(args.latency, "latency") if args.latency else list(LATENCIES)
+    in_flight = _int_list(args.in_flight, "in_flight") if args.in_flight else list(IN_FLIGHT)
+    granule, spread = _flag_int(args.granule, "granule"), _flag_int(args.latency_spread, "latency_spread")
+    for latency in latencies:           # a bad value fails here, named, before any work
+        for credits in in_flight:
+            Memory(latency=latency, in_flight=credits, latency_spread=spread, seed=args.seed, granule=granule)
+    for n in lanes:
+        UnitConfig(lanes=n)
+    workloads = args.workloads.split(",") if args.workloads else list(WORKLOADS)
+    for name in workloads:
+        if name not in WORKLOADS:
+            raise TmaError(ErrorCode.ENUM_RANGE, "workloads", name, f"is not one of {', '.join(WORKLOADS)}")
+    rows = sweep(workloads, lanes, latencies, in_flight, granule, spread, args.seed)
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(rows, out / "explore-memory.csv")
+    pictures = [plot_bandwidth(rows, out / "explore-memory-bandwidth.png"),
+                plot_wavefronts(wavefront_table(lanes), out / "explore-memory-wavefronts.png")]
+    print(f"{'workload':20} {'lanes':>5} {'latency':>7} {'flight':>6} {'req/tile':>8} {'sect/tile':>9} {'eff':>5} "
+          f"{'wf/beat':>7} {'B/cycle':>8} {'of 128':>6} {'Little':>7}")
+    for r in rows:
+        print(f"{r.workload:20} {r.lanes:>5} {r.latency:>7} {r.in_flight:>6} {r.requests_per_tile:>8.1f} "
+              f"{r.sectors_per_tile:>9.1f} {r.sector_efficiency:>5.2f} {r.wavefronts_per_beat:>7.2f} "
+              f"{r.bytes_per_cycle:>8.2f} {r.fraction_of_128:>6.1%} {r.little_bytes_per_cycle:>7.2f}")
+    if max(lanes) == 8 and 600 in latencies:
+        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule)
+        print(f"{workloads[0]}, lanes 8, latency 600: {needed or 'no'} requests in flight reach 95 % of 128 B/cycle")
+    print(f"wrote {out / 'explore-memory.csv'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
 
@@ -516,6 +559,17 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also place and route (nextpnr) for Fmax: minutes more per new point; "
                               "LANES (comma-separated) limits it to those lane counts")
     explore.add_argument("--no-synthesis", action="store_true", help="bandwidth only, no area or Fmax")
+    explore.add_argument("--memory", action="store_true",
+                         help="the memory side instead (docs/memory.md): L2 requests, sector efficiency, wavefronts "
+                              "and bandwidth against latency and requests in flight; writes explore-memory.csv")
+    explore.add_argument("--latency", help="with --memory: comma-separated memory latencies in cycles "
+                                           "(default 200,400,600,800,1000)")
+    explore.add_argument("--in-flight", help="with --memory: comma-separated limits on requests in flight "
+                                             "(default 64,128,256,512,1024)")
+    explore.add_argument("--latency-spread", default="0",
+                         help="with --memory: each request's latency drawn from latency +- this (default 0)")
+    explore.add_argument("--granule", default="128", help="with --memory: an L2 request's bytes at most (default 128)")
+    explore.add_argument("--seed", type=int, default=0, help="with --memory: the latencies' seed (default 0)")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     explore.set_defaults(run=cmd_explore)

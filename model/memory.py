@@ -1,0 +1,293 @@
+"""The memory side of a copy (docs/memory.md): the L2 requests a copy's beats become, the
+shared-memory wavefronts its chunks need, and a memory that answers the requests with a
+latency and a limit on requests in flight.
+
+Everything here is a function of the transaction stream (:mod:`.transactions`), the
+unit's lanes and a few memory parameters, so it holds for any copy and is independent of
+the RTL.
+
+The request former (:func:`merge`). A beat is ``lanes`` consecutive chunks of one request.
+Its in-bounds bytes are grouped by aligned *granule* (``granule`` bytes, 128 by default:
+one L2 line); every granule the beat touches is one L2 request, carrying the mask of the
+32-byte sectors it needs and the mask of the bytes the copy uses in it. So:
+
+* an out-of-bounds unit is never requested: a load still writes its fill to shared
+  memory, a store or reduction writes nothing for it; a beat with no in-bounds byte makes
+  no request;
+* a load or prefetch moves whole sectors (the byte mask says how many of their bytes the
+  copy uses); a store or reduction writes the bytes of its byte mask only;
+* a multicast load is one copy of the box for several CTAs: its requests are issued once,
+  the same as without multicast (the returned bytes are written to each CTA);
+* within a beat, requests go in the order of the lowest lane that uses each granule,
+  then by address.
+
+Shared-memory wavefronts (:func:`smem_wavefronts`). Shared memory has 32 banks of 4 bytes
+(:mod:`.banks`) and one port that takes one wavefront a cycle; a beat's chunks (a load's
+writes, fill included; a store's or reduction's reads) need as many wavefronts as the
+most distinct 4-byte words any bank holds among their bytes.
+
+The memory (:class:`Memory`, :func:`simulate`). Beats leave the unit in order; a beat
+leaves at the first cycle at or after the one the unit has it ready (the timing model's
+cycle when the beat stream is always ready) and after the previous beat's, in which
+
+* the memory has credits for all of the beat's requests: at most ``in_flight`` requests
+  are outstanding, and a request's credit comes back in the cycle after it returns;
+* the request path has moved the previous beat's sectors: a beat whose requests carry
+  ``S`` sector bytes holds it for ``ceil(S / bytes_per_cycle)`` cycles;
+* (a store or reduction) the shared-memory port has read the previous chunks.
+
+All of a beat's requests issue in the cycle it leaves, and each returns ``latency``
+cycles later (drawn per request from ``latency +- latency_spread`` when that is not 0, from
+``seed``). A load's beat is written to shared memory once its last request has returned
+(at once, in the cycle after it leaves, if it made none), beats in the order they are
+ready, each holding the port for its wavefronts. That a stalled beat stream resumes with
+one beat a cycle (no bubble after a stall) is the unit's timing model's behaviour, checked
+in tests/test_memory.py against :func:`.timing.predict` with the stream not ready.
+"""
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .banks import BANKS, BANK_BYTES
+from .errors import ErrorCode, TmaError
+from .transactions import Transactions
+from .types import CHUNK_BYTES, Operation
+
+__all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "L2Requests", "merge", "smem_wavefronts",
+           "Memory", "MemoryRun", "simulate"]
+
+#: The L2's unit of transfer: a sector (32 bytes) of a 128-byte line (NVIDIA, CUDA C++
+#: Best Practices Guide, "Coalesced Access to Global Memory"; the FlashGPU-Sim Hopper
+#: model issues TMA requests at this granularity).
+SECTOR_BYTES = 32
+#: The default request granule: one L2 line, four sectors.
+LINE_BYTES = 128
+#: One SM's shared memory takes one wavefront a cycle: 32 banks of 4 bytes (CUDA C++
+#: Programming Guide, "Shared Memory" of compute capability 5.x and later).
+SMEM_BYTES_PER_CYCLE = BANKS * BANK_BYTES
+
+
+@dataclass(frozen=True)
+class L2Requests:
+    """The L2 requests of one copy, in issue order, as parallel arrays.
+
+    ``beat``: the copy's beat each belongs to; ``address``: the granule's first byte
+    (uint64); ``sectors``: bit ``s``, sector ``s`` of the granule is requested;
+    ``byte_mask``: bool, shape (requests, granule), the bytes the copy uses; ``lanes``:
+    bit ``j``, lane ``j``'s chunk has bytes in it. ``beats``: the copy's beats, those
+    with no request included."""
+    beat: np.ndarray
+    address: np.ndarray
+    sectors: np.ndarray
+    byte_mask: np.ndarray
+    lanes: np.ndarray
+    beats: int
+    granule: int
+    operation: Operation
+
+    def __len__(self) -> int:
+        return len(self.beat)
+
+    @property
+    def sector_count(self) -> np.ndarray:
+        """Sectors of each request."""
+        return np.array([bin(int(s)).count("1") for s in self.sectors], dtype=np.int64)
+
+    @property
+    def used_bytes(self) -> np.ndarray:
+        """The copy's bytes in each request."""
+        return self.byte_mask.sum(axis=1)
+
+    def per_beat(self) -> np.ndarray:
+        """Requests of each beat (0 for a beat whose chunks are all out of bounds)."""
+        return np.bincount(self.beat, minlength=self.beats)
+
+    def sector_bytes_per_beat(self) -> np.ndarray:
+        """Sector bytes each beat's requests move."""
+        return np.bincount(self.beat, weights=self.sector_count * SECTOR_BYTES, minlength=self.beats).astype(np.int64)
+
+    def efficiency(self) -> float:
+        """Bytes the copy uses over the bytes the requests move (a store's or
+        reduction's, its bytes: 1); 1.0 for a copy with no request."""
+        moved = (self.byte_mask.sum() if self.operation.writes_global else self.sector_count.sum() * SECTOR_BYTES)
+        return float(self.byte_mask.sum() / moved) if moved else 1.0
+
+
+def _beats(t: Transactions, lanes: int) -> int:
+    return -(-len(t) // lanes)
+
+
+def _unit_bytes(t: Transactions) -> np.ndarray:
+    """Every in-bounds byte of the chunks in global memory: (chunk, address) pairs."""
+    if not len(t):
+        return np.zeros(0, np.int64), np.zeros(0, np.uint64)
+    unit_bytes = int(t.global_length[0] // t.units[0])
+    units = np.arange(t.chunk_units, dtype=np.uint64)
+    offsets = (units[:, None] * np.uint64(t.element_pitch) + np.arange(unit_bytes, dtype=np.uint64)[None, :])
+    address = t.global_address.astype(np.uint64)[:, None, None] + offsets[None, :, :]      # wraps modulo 2^64
+    in_bounds = ((t.mask[:, None] >> np.arange(t.chunk_units)[None, :]) & 1).astype(bool)
+    keep = np.broadcast_to(in_bounds[:, :, None], address.shape)
+    chunk = np.broadcast_to(np.arange(len(t))[:, None, None], address.shape)
+    return chunk[keep], address[keep]
+
+
+def merge(t: Transactions, lanes: int, operation: Operation, granule: int = LINE_BYTES) -> L2Requests:
+    """The L2 requests of the copy whose transactions are ``t`` on a unit of ``lanes``
+    lanes, each covering one aligned ``granule`` (a power of two, at least a sector)."""
+    _check_granule(granule)
+    chunk, address = _unit_bytes(t)
+    beat, lane = chunk // lanes, chunk % lanes
+    g = np.uint64(granule)
+    base = address - address % g
+    # one group per (beat, granule); bytes sorted within it, so a repeated byte is found
+    order = np.lexsort((address, base, beat))
+    beat, lane, base, address = beat[order], lane[order], base[order], address[order]
+    new_group = np.r_[True, (beat[1:] != beat[:-1]) | (base[1:] != base[:-1])] if len(beat) else np.zeros(0, bool)
+    starts, group = np.flatnonzero(new_group), np.cumsum(new_group) - 1
+    offset = (address - base).astype(np.int64)
+    byte_mask = np.zeros((len(starts), granule), dtype=bool)
+    byte_mask[group, offset] = True
+    sectors = np.zeros(len(starts), dtype=np.int64)
+    np.bitwise_or.at(sectors, group, np.int64(1) << (offset // SECTOR_BYTES))
+    lane_mask = np.zeros(len(starts), dtype=np.int64)
+    np.bitwise_or.at(lane_mask, group, np.int64(1) << lane)
+    first_lane = np.full(len(starts), lanes, dtype=np.int64)
+    np.minimum.at(first_lane, group, lane)
+    group_beat, group_base = beat[starts], base[starts]
+    issue = np.lexsort((group_base, first_lane, group_beat))
+    return L2Requests(group_beat[issue], group_base[issue], sectors[issue], byte_mask[issue], lane_mask[issue],
+                      _beats(t, lanes), granule, operation)
+
+
+def smem_wavefronts(t: Transactions, lanes: int, unit_smem_bytes: int, operation: Operation) -> np.ndarray:
+    """Shared-memory wavefronts of each beat: the most distinct 4-byte words any bank
+    holds among the beat's chunk bytes (a prefetch's: 0, it has none). A chunk's byte
+    ``i`` is at ``smem & ~15 | (smem + i) & 15`` (the 8-byte flip's swapped halves)."""
+    beats = _beats(t, lanes)
+    if operation == Operation.PREFETCH or not len(t):
+        return np.zeros(beats, dtype=np.int64)
+    smem = t.smem_address.astype(np.int64)
+    i = np.arange(CHUNK_BYTES, dtype=np.int64)
+    byte = (smem[:, None] & ~np.int64(CHUNK_BYTES - 1)) | ((smem[:, None] + i[None, :]) & (CHUNK_BYTES - 1))
+    present = i[None, :] < (t.units * unit_smem_bytes)[:, None]
+    beat = np.broadcast_to((np.arange(len(t)) // lanes)[:, None], byte.shape)[present]
+    words = np.unique(beat * (np.int64(1) << 40) + byte[present] // BANK_BYTES)
+    word_beat, word = words >> 40, words & ((np.int64(1) << 40) - 1)
+    per_bank = np.unique(word_beat * BANKS + word % BANKS, return_counts=True)
+    result = np.zeros(beats, dtype=np.int64)
+    np.maximum.at(result, per_bank[0] // BANKS, per_bank[1])
+    return result
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A global memory and one SM's shared memory, as the copy unit sees them.
+
+    ``latency``: cycles from a request's issue to its return; ``latency_spread``: each
+    request's latency drawn uniformly from ``latency +- latency_spread`` (from ``seed``);
+    ``in_flight``: requests outstanding at most (the credits); ``bytes_per_cycle``:
+    sector bytes the request path moves a cycle; ``granule``: a request's bytes at most."""
+    latency: int = 600
+    in_flight: int = 256
+    bytes_per_cycle: int = SMEM_BYTES_PER_CYCLE
+    latency_spread: int = 0
+    seed: int = 0
+    granule: int = LINE_BYTES
+
+    def __post_init__(self):
+        for name, low in (("latency", 1), ("in_flight", 1), ("bytes_per_cycle", 1), ("latency_spread", 0),
+                          ("seed", 0), ("granule", SECTOR_BYTES)):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
+            if value < low:
+                raise TmaError(ErrorCode.ENUM_RANGE, f"memory.{name}", value, f"is below {low}")
+        if self.latency_spread >= self.latency:
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.latency_spread", self.latency_spread,
+                           f"is not below the latency, {self.latency}")
+        _check_granule(self.granule)
+
+
+def _check_granule(granule):
+    if granule < SECTOR_BYTES or granule & (granule - 1):
+        raise TmaError(ErrorCode.ENUM_RANGE, "memory.granule", granule,
+                       f"is not a power of two of at least {SECTOR_BYTES}")
+
+
+@dataclass(frozen=True)
+class MemoryRun:
+    """What :func:`simulate` found. Per beat: ``departure`` (the cycle it left the unit and
+    its requests issued), ``written`` (the cycle its shared-memory access began: a load's
+    write, a store's read; -1 for a prefetch's); per request: ``issue`` and ``returned``
+    cycles. ``cycles``: the cycle after the last write ended or the last request
+    returned; ``smem_bytes``: bytes written to (or read from) shared memory."""
+    departure: np.ndarray
+    written: np.ndarray
+    issue: np.ndarray
+    returned: np.ndarray
+    cycles: int
+    smem_bytes: int
+    stalled: int = field(default=0)     # cycles beats waited on the memory side
+
+    def bytes_per_cycle(self) -> float:
+        return self.smem_bytes / self.cycles if self.cycles else 0.0
+
+
+def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, smem_bytes: int,
+             memory: Memory) -> MemoryRun:
+    """The memory side of a beat sequence (the module's rules). Per beat: ``ready``, the
+    cycle the unit has it ready; its requests, their sector bytes, its wavefronts and its
+    request's :class:`.types.Operation`. ``smem_bytes``: the bytes the beats write to or
+    read from shared memory (for the run's bandwidth). A load's writes and a store's or
+    reduction's reads are taken as two ports (a sequence of one kind uses one)."""
+    beats = len(ready)
+    requests_per_beat = np.asarray(requests_per_beat, dtype=np.int64)
+    operations = np.asarray(operations, dtype=np.int64)
+    total = int(requests_per_beat.sum())
+    if memory.latency_spread:
+        rng = np.random.default_rng(memory.seed)
+        latencies = rng.integers(memory.latency - memory.latency_spread, memory.latency + memory.latency_spread + 1,
+                                 size=total)
+    else:
+        latencies = np.full(total, memory.latency, dtype=np.int64)
+    departure = np.zeros(beats, dtype=np.int64)
+    written = np.full(beats, -1, dtype=np.int64)
+    issue = np.zeros(total, dtype=np.int64)
+    outstanding = []            # return cycles of the requests in flight (a heap)
+    earliest = 0                # the cycle after the previous beat left, or after its request path's
+    read_port = 0               # the first cycle shared memory's read port is free
+    stalled = 0
+    k = 0
+    for i in range(beats):
+        unit_ready = max(int(ready[i]), earliest)
+        t, count = unit_ready, int(requests_per_beat[i])
+        while outstanding and outstanding[0] < t:
+            heapq.heappop(outstanding)
+        while len(outstanding) + count > memory.in_flight:
+            t = max(t, heapq.heappop(outstanding) + 1)
+        if Operation(operations[i]).writes_global:     # read out of shared memory as it leaves
+            t = max(t, read_port)
+            written[i], read_port = t, t + int(wavefronts[i])
+        stalled += t - unit_ready
+        departure[i] = t
+        issue[k:k + count] = t
+        for r in range(k, k + count):
+            heapq.heappush(outstanding, t + int(latencies[r]))
+        k += count
+        earliest = t + max(1, -(-int(sector_bytes[i]) // memory.bytes_per_cycle))
+    returned = issue + latencies
+    end = max(int(returned.max()) + 1 if total else 0, read_port, int(departure[-1]) + 1 if beats else 0)
+    loads = np.flatnonzero(operations == Operation.LOAD)
+    if len(loads):
+        # a load's beat is written once its last request is back, in the order beats are ready
+        last_return = np.full(beats, -1, dtype=np.int64)
+        np.maximum.at(last_return, np.repeat(np.arange(beats), requests_per_beat), returned)
+        complete = np.where(last_return >= 0, last_return + 1, departure + 1)
+        write_port = 0
+        for i in loads[np.lexsort((loads, complete[loads]))]:
+            written[i] = max(int(complete[i]), write_port)
+            write_port = int(written[i]) + int(wavefronts[i])
+        end = max(end, write_port)
+    return MemoryRun(departure, written, issue, returned, end, smem_bytes, stalled)

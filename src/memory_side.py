@@ -1,0 +1,247 @@
+"""The memory side of the exploration (``tma-unit explore --memory``; docs/memory.md):
+each workload's L2 requests, sector efficiency and shared-memory wavefronts, and the
+bandwidth a unit of each lane count reaches against a memory's latency and its limit on
+requests in flight, with Little's law beside it.
+
+The beats leave the unit at the cycles the timing model gives with the beat stream always
+ready (model/timing.py, checked against the RTL), and the memory side holds them back
+where it has no credit (model/memory.py).
+"""
+
+from dataclasses import dataclass, asdict, fields
+from pathlib import Path
+import csv
+
+import numpy as np
+
+from .model import transactions
+from .model.config import UnitConfig
+from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, merge, smem_wavefronts, simulate
+from .model.timing import predict, records_of
+from .workloads import workload
+
+__all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "little", "in_flight_for", "plot_bandwidth",
+           "wavefront_table", "plot_wavefronts", "LATENCIES", "IN_FLIGHT"]
+
+#: The default sweep: latencies across the 500-900 cycles measured for TMA loads on B200
+#: (docs/memory.md), and credits from a few to more than the longest latency.
+LATENCIES = (200, 400, 600, 800, 1000)
+IN_FLIGHT = (64, 128, 256, 512, 1024)
+
+
+@dataclass(frozen=True)
+class Beats:
+    """One workload's beats on one unit, with what the memory side needs of each."""
+    ready: np.ndarray               # the cycle the unit has it ready (always-ready stream)
+    requests: np.ndarray            # its L2 requests
+    sector_bytes: np.ndarray        # the sector bytes they move
+    wavefronts: np.ndarray          # its shared-memory wavefronts
+    operations: np.ndarray          # its request's operation
+    used_bytes: int                 # global bytes the copy uses
+    smem_bytes: int                 # bytes written to (or read from) shared memory
+    tiles: int
+
+
+def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
+    """The beats of workload ``name`` on a unit of ``config``."""
+    w = workload(name)
+    images, _, fields_ = w.stream(config)
+    records = [records_of(images[f["slot"]], f, config) for f in fields_]
+    timing = predict(records, [0] * len(records), [1], beat_queue=config.beat_queue,
+                     completion_depth=config.completion_depth)
+    requests, sector_bytes, wavefronts, operations = [], [], [], []
+    used = smem = 0
+    for slot, req in w.requests:
+        tm = w.maps[slot]
+        t = transactions(tm, req)
+        merged = merge(t, config.lanes, req.operation, granule)
+        requests.append(merged.per_beat())
+        sector_bytes.append(merged.sector_bytes_per_beat())
+        wavefronts.append(smem_wavefronts(t, config.lanes, tm.info.unit_smem_bytes, req.operation))
+        operations.append(np.full(merged.beats, int(req.operation)))
+        used += int(merged.used_bytes.sum())
+        smem += int(t.units.sum()) * tm.info.unit_smem_bytes
+    beats = Beats(timing.beat_cycles.astype(np.int64), *(np.concatenate(a) for a in
+                                                         (requests, sector_bytes, wavefronts, operations)),
+                  used, smem, w.tiles)
+    assert len(beats.ready) == len(beats.requests), "the timing model's beats are not the transactions'"
+    return beats
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    workload: str
+    lanes: int
+    latency: int
+    in_flight: int
+    requests_per_tile: float
+    sectors_per_tile: float
+    sector_efficiency: float        # bytes the copy uses / sector bytes requested
+    wavefronts_per_beat: float
+    cycles: int
+    bytes_per_cycle: float          # shared-memory bytes a cycle, over the whole run
+    fraction_of_128: float
+    stalled_cycles: int             # cycles beats waited on a credit or the request path
+    little_bytes_per_cycle: float   # Little's law's bound for the same latency and credits
+
+
+def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) -> float:
+    """Little's law: ``in_flight`` requests of ``bytes_per_request`` each, a request's
+    credit held for ``latency + 1`` cycles (back the cycle after it returns), carry at most
+    ``in_flight * bytes_per_request / (latency + 1)`` bytes a cycle, and never more than
+    the unit's ``peak``."""
+    return min(peak, in_flight * bytes_per_request / (latency + 1))
+
+
+def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
+    run = simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
+                   beats.smem_bytes, memory)
+    requests, sectors = int(beats.requests.sum()), int(beats.sector_bytes.sum()) // SECTOR_BYTES
+    peak = 16 * lanes
+    per_request = beats.smem_bytes / requests if requests else 0.0
+    return MemoryRow(name, lanes, memory.latency, memory.in_flight, requests / beats.tiles, sectors / beats.tiles,
+                     beats.used_bytes / (sectors * SECTOR_BYTES) if sectors else 1.0,
+                     float(beats.wavefronts.mean()) if len(beats.wavefronts) else 0.0, run.cycles,
+                     run.bytes_per_cycle(), run.bytes_per_cycle() / SMEM_BYTES_PER_CYCLE, run.stalled,
+                     little(memory.in_flight, memory.latency, per_request, peak))
+
+
+def sweep(workloads: list[str], lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT,
+          granule: int = LINE_BYTES, latency_spread: int = 0, seed: int = 0, progress=None) -> list[MemoryRow]:
+    """Every workload x lanes x latency x in-flight point."""
+    rows = []
+    for name in workloads:
+        for n in lanes:
+            beats = beats_of(name, UnitConfig(lanes=n), granule)
+            for latency in latencies:
+                for credits in in_flight:
+                    memory = Memory(latency=latency, in_flight=credits, latency_spread=latency_spread, seed=seed,
+                                    granule=granule)
+                    rows.append(_row(name, n, beats, memory))
+                    if progress:
+                        progress()
+    return rows
+
+
+def in_flight_for(name: str, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES) -> int:
+    """The fewest requests in flight with which workload ``name`` reaches ``fraction`` of
+    128 bytes a cycle at ``latency`` (a bisection; 0 if no credit count reaches it)."""
+    beats = beats_of(name, UnitConfig(lanes=lanes), granule)
+
+    def reaches(credits):
+        run = simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
+                       beats.smem_bytes, Memory(latency=latency, in_flight=credits, granule=granule))
+        return run.bytes_per_cycle() >= fraction * SMEM_BYTES_PER_CYCLE
+
+    high = max(1, int(beats.requests.sum()))
+    if not reaches(high):
+        return 0
+    low = 0                 # reaches(low) is false, reaches(high) true
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if reaches(middle) else (middle, high)
+    return high
+
+
+def write_csv(rows: list[MemoryRow], path: Path) -> None:
+    with open(path, "w", newline="") as out:
+        writer = csv.DictWriter(out, [f.name for f in fields(MemoryRow)])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(row).items()})
+
+
+def plot_bandwidth(rows: list[MemoryRow], path: Path) -> Path:
+    """Achieved bytes a cycle against latency: a row of panels per workload, one per lane
+    count, a line per in-flight limit, Little's law dashed beside each."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = list(dict.fromkeys(r.workload for r in rows))
+    lane_counts = sorted({r.lanes for r in rows})
+    credits_all = sorted({r.in_flight for r in rows})
+    figure, axes = plt.subplots(len(names), len(lane_counts), figsize=(3.6 * len(lane_counts) + 1.6, 2.9 * len(names)),
+                                sharex=True, squeeze=False)
+    for row_axes, name in zip(axes, names):
+        for ax, lanes in zip(row_axes, lane_counts):
+            points = [r for r in rows if r.workload == name and r.lanes == lanes]
+            for index, credits in enumerate(credits_all):
+                line = sorted((r for r in points if r.in_flight == credits), key=lambda r: r.latency)
+                colour = f"C{index}"
+                ax.plot([r.latency for r in line], [r.bytes_per_cycle for r in line], "o-", color=colour, markersize=3,
+                        label=f"{credits} in flight")
+                ax.plot([r.latency for r in line], [r.little_bytes_per_cycle for r in line], "--", color=colour,
+                        alpha=0.5)
+            ax.axhline(16 * lanes, color="grey", linewidth=0.8)
+            ax.set_ylim(0, 16 * lanes * 1.08)
+            ax.set_title(f"{name}, lanes {lanes}", fontsize=9)
+            ax.grid(alpha=0.3)
+        row_axes[0].set_ylabel("bytes / cycle")
+    for ax in axes[-1]:
+        ax.set_xlabel("memory latency (cycles)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, labels, loc="center right", fontsize=8, title="solid: measured\ndashed: Little's law",
+                  title_fontsize=8)
+    figure.suptitle("Bytes per cycle against memory latency and requests in flight (grey: the peak)")
+    figure.tight_layout(rect=(0, 0, 1 - 1.5 / figure.get_figwidth(), 1))
+    figure.savefig(path, dpi=80)
+    plt.close(figure)
+    return path
+
+
+def wavefront_table(lanes_list=(1, 2, 4, 8)) -> list[dict]:
+    """Mean and worst shared-memory wavefronts per beat of an fp16 load of 64 rows, for
+    each swizzle and box width (bytes) it allows, at each lane count, with the
+    destination on a 1024-byte boundary and on the least alignment the swizzle allows."""
+    from .model import MapKind, DataType, Operation, Request, Swizzle, TensorMap, TmaError
+    from .model.tensormap import dense_strides
+    from .model.swizzle import smem_alignment
+    table = []
+    dims = (4096, 4096)
+    for swizzle in Swizzle:
+        span = swizzle.span if swizzle != Swizzle.NONE else 256
+        for width in (16, 32, 64, 96, 128, 256):
+            if width > span:
+                continue
+            tm = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, dims, tuple(dense_strides(dims, 2)),
+                           (width // 2, 64), (1, 1), swizzle=swizzle)
+            for alignment in (1024, smem_alignment(swizzle)):
+                try:
+                    t = transactions(tm, Request(Operation.LOAD, (0, 0), smem_address=alignment))
+                except TmaError:        # a width the swizzle's rules refuse
+                    continue
+                for lanes in lanes_list:
+                    wf = smem_wavefronts(t, lanes, tm.info.unit_smem_bytes, Operation.LOAD)
+                    table.append({"swizzle": swizzle.name, "width": width, "alignment": alignment, "lanes": lanes,
+                                  "mean": float(wf.mean()), "worst": int(wf.max())})
+    return table
+
+
+def plot_wavefronts(table: list[dict], path: Path) -> Path:
+    """Mean wavefronts per beat, per swizzle and box width, at the largest lane count: the
+    destination on a 1024-byte boundary, and on the least the swizzle allows."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    lanes = max(r["lanes"] for r in table)
+    swizzles = list(dict.fromkeys(r["swizzle"] for r in table))
+    widths = sorted({r["width"] for r in table})
+    figure, axes = plt.subplots(1, 2, figsize=(13, 4), sharey=True)
+    step = 0.8 / len(widths)
+    for ax, least in zip(axes, (False, True)):
+        rows = [r for r in table if r["lanes"] == lanes and (r["alignment"] != 1024) == least]
+        for k, width in enumerate(widths):
+            values = [next((r["mean"] for r in rows if r["swizzle"] == s and r["width"] == width), 0)
+                      for s in swizzles]
+            ax.bar(np.arange(len(swizzles)) + k * step, values, step, label=f"{width} B rows", color=f"C{k}")
+        ax.set_xticks(np.arange(len(swizzles)) + 0.4 - step / 2, swizzles, rotation=20, fontsize=8)
+        ax.set_title("destination at the least alignment the swizzle allows" if least
+                     else "destination on a 1024-byte boundary", fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel(f"wavefronts per beat (lanes {lanes})")
+    axes[1].legend(fontsize=8)
+    figure.suptitle("Shared-memory wavefronts per beat of an fp16 load of 64 rows (1: conflict-free)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
