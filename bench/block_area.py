@@ -1,5 +1,6 @@
 """ECP5 area of each block of the unit on its own (descriptor file, front end, walker,
-datapath with its queues) and of the whole unit, for units built with different access
+datapath with its queues), of the whole unit and of the request former behind it
+(docs/memory.md), for units built with different access
 modes and swizzles (``UnitConfig.modes``, ``.swizzles``), queue depths
 (``UnitConfig.beat_queue``, ``.completion_depth``), how addresses are made
 (``UnitConfig.addressing``) and where the rules are checked (``UnitConfig.checks``; at

@@ -33,6 +33,7 @@ from .rtl.pipeline import KEEP_COPIES
 from .rtl.datapath import Datapath
 from .rtl.frontend import FrontEnd
 from .rtl.regfile import DescriptorFile
+from .rtl.request_former import RequestFormer
 from .rtl.unit import TmaUnit
 from .rtl.walker import Walker
 from .sim.native import cache_dir, cache_key
@@ -67,8 +68,10 @@ TARGET_MHZ = 100
 
 #: What :func:`synthesize` can build, by name: the unit, or one of its blocks on its own
 #: (its links to the others are ports, so no constant crosses from one block into
-#: another; the datapath holds the beat and completion queues).
-BLOCKS = {"unit": TmaUnit, "regfile": DescriptorFile, "frontend": FrontEnd, "walker": Walker, "datapath": Datapath}
+#: another; the datapath holds the beat and completion queues), or the request former
+#: that takes the unit's beats (docs/memory.md).
+BLOCKS = {"unit": TmaUnit, "regfile": DescriptorFile, "frontend": FrontEnd, "walker": Walker, "datapath": Datapath,
+          "request_former": RequestFormer}
 
 
 @dataclass(frozen=True)
