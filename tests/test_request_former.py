@@ -13,7 +13,7 @@ from tma_unit.model import transactions
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.memory import merge
 from tma_unit.rtl.layouts import beat_layout, Operation as OperationShape
-from tma_unit.rtl.request_former import RequestFormer, SLOTS_PER_LANE
+from tma_unit.rtl.request_former import RequestFormer, SLOTS_PER_LANE, formed_layout, request_layout
 from tma_unit.sim import generate
 
 from strategies import HypothesisDraw
@@ -126,5 +126,5 @@ def test_the_former_matches_the_model_on_random_requests_of_every_mode(data, lan
 
 def test_a_granule_under_a_line_is_refused():
     with pytest.raises(ValueError, match="granule: 64 bytes"):
-        RequestFormer(UnitConfig(), 64)
-    assert SLOTS_PER_LANE == 2
+        request_layout(UnitConfig(), 64)
+    assert formed_layout(UnitConfig(lanes=4), 256)["requests"].shape.length == SLOTS_PER_LANE * 4
