@@ -26,13 +26,17 @@ from .arith import ceil_div_operands, reciprocal_quotient, sparse_product, outsi
 from .layouts import SPATIAL
 from .pipeline import Delayed, bundle, extend
 
-__all__ = ["STRIDE_ZERO_BITS", "EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
+__all__ = ["STRIDE_ZERO_BITS", "PITCH_ZERO_BITS", "EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
            "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
            "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
 
 #: A global stride is stored in 16-byte units (model/layout.py, "units16"): its byte value
 #: has this many low bits 0, which products leave out (:func:`.arith.partial_products`).
 STRIDE_ZERO_BITS = 4
+
+#: A shared-memory row's pitch is whole 16-byte chunks (``row_pitch``): its low bits are
+#: 0 the same way.
+PITCH_ZERO_BITS = 4
 
 #: The sizes the unit multiplies by, from the type table: a unit's bytes in global memory
 #: and an element's bits (:func:`.arith.sparse_product`).
@@ -279,7 +283,7 @@ def decode_row_bytes(d: DecodedRows, product) -> DecodedRowBytes:
         DecodedRowBytes, d,
         row_bytes=row_bytes,
         row_chunks=row_chunks,
-        row_pitch=row_chunks << 4,
+        row_pitch=row_chunks << PITCH_ZERO_BITS,
         box_rows_tiled=product(d.rows_12, d.rows_34, registered_inputs=False).map(lambda p: p[:34]),
         dim0_last=(d.dim0_bytes - 1).as_signed(),
         last_chunk_units=Mux(low == 0, per_chunk, low))

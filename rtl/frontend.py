@@ -69,7 +69,7 @@ from ..model.tensormap import MAX_RANK
 from ..model.timing import FRONT_END_STAGES
 from ..model.types import AccessMode, Operation
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
-from .decode import (EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
+from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
 from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS
 from .pipeline import Stage, bundle
@@ -389,9 +389,10 @@ class FrontEnd(wiring.Component):
         def products(a, b):
             # the box's bytes in pieces, for either row count: DSP blocks whose product
             # registers are stage 7's, so that stage 8's registers (the choice between
-            # them) sit between the blocks and stage 9's sum (docs/fpga.md, "Clock speed")
+            # them) sit between the blocks and stage 9's sum (docs/fpga.md, "Clock speed");
+            # the pitch's zero low bits left out, its top piece is few enough bits for logic
             return partial_products(a, b, BOX_BYTES_WIDTH,
-                                    lambda x, y: stage[7].product(x, y, registered_inputs=False))
+                                    lambda x, y: stage[7].product(x, y, registered_inputs=False), PITCH_ZERO_BITS)
 
         return stage[7](Radices(
             **self._carried(r), d=d, room=smem_room(r.request, config),
