@@ -68,7 +68,7 @@ def _unit_bytes(length, units):
     size whose multiple of ``units`` is ``length``."""
     size = Const(0, 4)
     for bytes_ in UNIT_BYTES:
-        size = Mux(units * bytes_ == length, bytes_, size)
+        size = Mux(small_product(units, Const(bytes_)) == length, bytes_, size)    # shifts and adds, no DSP block
     return size
 
 
