@@ -15,6 +15,7 @@ from tma_unit.model.memory import merge
 from tma_unit.rtl.layouts import beat_layout, Operation as OperationShape
 from tma_unit.rtl.request_former import RequestFormer, SLOTS_PER_LANE, formed_layout, request_layout
 from tma_unit.sim import generate
+from tma_unit.sim.testbench import stream_get, stream_put
 
 from strategies import HypothesisDraw
 
@@ -59,22 +60,15 @@ def _run(config, cases, granule=128, seed=0):
 
     async def driver(ctx):
         for payload in beats:
-            ctx.set(dut.beats.valid, 1)
-            ctx.set(dut.beats.payload, payload)
-            await ctx.tick().until(dut.beats.ready)
+            await stream_put(ctx, dut.beats, payload)
             while stall.random() < 0.2:         # an idle cycle now and then
-                ctx.set(dut.beats.valid, 0)
                 await ctx.tick()
-        ctx.set(dut.beats.valid, 0)
 
     async def consumer(ctx):
         while len(got) < len(beats):
-            ready = stall.random() < 0.7
-            ctx.set(dut.requests.ready, ready)
-            valid, payload = ctx.get(dut.requests.valid), ctx.get(dut.requests.payload)
-            await ctx.tick()
-            if ready and valid:         # taken at this edge
-                got.append(payload)
+            while stall.random() < 0.3:         # the output stalls now and then
+                await ctx.tick()
+            got.append(await stream_get(ctx, dut.requests))
 
     sim = Simulator(dut)
     sim.add_clock(1e-6)
