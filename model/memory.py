@@ -39,8 +39,8 @@ cycle when the beat stream is always ready) and after the previous beat's, in wh
 All of a beat's requests issue in the cycle it leaves, and each returns ``latency``
 cycles later (drawn per request from ``latency +- latency_spread`` when that is not 0, from
 ``seed``). A load's beat is written to shared memory once its last request has returned
-(at once, in the cycle after it leaves, if it made none), beats in the order they are
-ready, each holding the port for its wavefronts. That a stalled beat stream resumes with
+(at once, in the cycle after it leaves, if it made none), beats in the order their data
+is complete, each holding the port for its wavefronts. That a stalled beat stream resumes with
 one beat a cycle (no bubble after a stall) is the unit's timing model's behaviour, checked
 in tests/test_memory.py against :func:`.timing.predict` with the stream not ready.
 """
@@ -210,10 +210,14 @@ class Memory:
         _check_granule(self.granule)
 
 
+#: The largest granule taken: a page of 4 KiB (a request is at most that).
+MAX_GRANULE = 4096
+
+
 def _check_granule(granule):
-    if granule < SECTOR_BYTES or granule & (granule - 1):
+    if not SECTOR_BYTES <= granule <= MAX_GRANULE or granule & (granule - 1):
         raise TmaError(ErrorCode.ENUM_RANGE, "memory.granule", granule,
-                       f"is not a power of two of at least {SECTOR_BYTES}")
+                       f"is not a power of two from {SECTOR_BYTES} to {MAX_GRANULE}")
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,10 @@ def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, sme
                                  size=total)
     else:
         latencies = np.full(total, memory.latency, dtype=np.int64)
+    if beats and int(requests_per_beat.max()) > memory.in_flight:
+        raise TmaError(ErrorCode.ENUM_RANGE, "memory.in_flight", memory.in_flight,
+                       f"is below the {int(requests_per_beat.max())} requests of one beat "
+                       f"(beat {int(requests_per_beat.argmax())}), which issue together")
     departure = np.zeros(beats, dtype=np.int64)
     written = np.full(beats, -1, dtype=np.int64)
     issue = np.zeros(total, dtype=np.int64)
@@ -281,7 +289,7 @@ def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, sme
     end = max(int(returned.max()) + 1 if total else 0, read_port, int(departure[-1]) + 1 if beats else 0)
     loads = np.flatnonzero(operations == Operation.LOAD)
     if len(loads):
-        # a load's beat is written once its last request is back, in the order beats are ready
+        # a load's beat is written once its last request is back, in the order their data is complete
         last_return = np.full(beats, -1, dtype=np.int64)
         np.maximum.at(last_return, np.repeat(np.arange(beats), requests_per_beat), returned)
         complete = np.where(last_return >= 0, last_return + 1, departure + 1)

@@ -5,9 +5,11 @@ The rule is the golden model's (:func:`tma_unit.model.memory.merge`); this block
 in two registered stages behind the beat stream:
 
 1. per lane, the sectors its chunk's in-bounds units touch, in a window of two granules
-   from the chunk's own (a chunk's bytes span less than 128: at most 15 units past the
-   first at a pitch of at most 8 bytes, or one unit of at most 12 bytes with a larger
-   pitch, so a granule of at least 128 bytes holds the chunk or it and the next one).
+   from the chunk's own. A chunk's bytes span less than 128: it holds ``16 / u`` units of
+   ``u`` bytes at a pitch of ``u`` times a stride of at most 8, so its span is at most
+   ``(16 - u) * 8 + u = 128 - 7u`` (a 12-byte unit is alone in its chunk); a granule of
+   at least 128 bytes holds the chunk, or it and the next one. Mask bits at or past a
+   lane's ``units`` are 0, as the datapath makes them.
    A unit starts ``k * pitch`` bytes past the chunk (shifted adds of the beat's pitch,
    shared by the lanes) and holds ``global_length / units`` bytes, at most 12, so it
    touches one sector or two: its first byte's and its last's;

@@ -307,7 +307,7 @@ def _explore_memory(args) -> int:
               f"{r.sectors_per_tile:>9.1f} {r.sector_efficiency:>5.2f} {r.wavefronts_per_beat:>7.2f} "
               f"{r.bytes_per_cycle:>8.2f} {r.fraction_of_128:>6.1%} {r.little_bytes_per_cycle:>7.2f}")
     if max(lanes) == 8 and 600 in latencies:
-        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule)
+        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule, spread, args.seed)
         print(f"{workloads[0]}, lanes 8, latency 600: {needed or 'no'} requests in flight reach 95 % of 128 B/cycle")
     print(f"wrote {out / 'explore-memory.csv'}, " + ", ".join(str(p) for p in pictures))
     return 0

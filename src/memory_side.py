@@ -14,7 +14,7 @@ import csv
 
 import numpy as np
 
-from .model import transactions
+from .model import Operation, transactions
 from .model.config import UnitConfig
 from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, merge, smem_wavefronts, simulate
 from .model.timing import predict, records_of
@@ -60,7 +60,8 @@ def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
         wavefronts.append(smem_wavefronts(t, config.lanes, tm.info.unit_smem_bytes, req.operation))
         operations.append(np.full(merged.beats, int(req.operation)))
         used += int(merged.used_bytes.sum())
-        smem += int(t.units.sum()) * tm.info.unit_smem_bytes
+        if req.operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
+            smem += int(t.units.sum()) * tm.info.unit_smem_bytes
     beats = Beats(timing.beat_cycles.astype(np.int64), *(np.concatenate(a) for a in
                                                          (requests, sector_bytes, wavefronts, operations)),
                   used, smem, w.tiles)
@@ -81,7 +82,7 @@ class MemoryRow:
     cycles: int
     bytes_per_cycle: float          # shared-memory bytes a cycle, over the whole run
     fraction_of_128: float
-    stalled_cycles: int             # cycles beats waited on a credit or the request path
+    stalled_cycles: int             # cycles beats waited on a credit (or a store on the read port)
     little_bytes_per_cycle: float   # Little's law's bound for the same latency and credits
 
 
@@ -123,20 +124,23 @@ def sweep(workloads: list[str], lanes: list[int], latencies=LATENCIES, in_flight
     return rows
 
 
-def in_flight_for(name: str, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES) -> int:
+def in_flight_for(name: str, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES,
+                  latency_spread: int = 0, seed: int = 0) -> int:
     """The fewest requests in flight with which workload ``name`` reaches ``fraction`` of
     128 bytes a cycle at ``latency`` (a bisection; 0 if no credit count reaches it)."""
     beats = beats_of(name, UnitConfig(lanes=lanes), granule)
 
     def reaches(credits):
+        memory = Memory(latency=latency, in_flight=credits, granule=granule, latency_spread=latency_spread, seed=seed)
         run = simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
-                       beats.smem_bytes, Memory(latency=latency, in_flight=credits, granule=granule))
+                       beats.smem_bytes, memory)
         return run.bytes_per_cycle() >= fraction * SMEM_BYTES_PER_CYCLE
 
-    high = max(1, int(beats.requests.sum()))
+    least = max(1, int(beats.requests.max()) if len(beats.requests) else 1)    # a beat's requests issue together
+    high = max(least, int(beats.requests.sum()))
     if not reaches(high):
         return 0
-    low = 0                 # reaches(low) is false, reaches(high) true
+    low = least - 1         # reaches(low) is false (or too few for a beat), reaches(high) true
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if reaches(middle) else (middle, high)

@@ -101,14 +101,7 @@ def test_a_load_fetches_whole_sectors_and_a_store_writes_only_its_bytes():
     assert load.byte_mask[0, :112].all() and not load.byte_mask[0, 112:].any()
     assert load.efficiency() == 112 / 128
     store = _requests(tm, Request(Operation.STORE, (4032, 0), smem_address=0), 8)
-    assert (store.byte_mask == load.byte_mask).all() and store.efficiency() == 1.0
-
-
-def test_a_multicast_load_is_requested_once():
-    tm = _fp16((4096, 4096), (64, 8))
-    one = _requests(tm, Request(Operation.LOAD, (0, 0), smem_address=0), 8)
-    many = _requests(tm, Request(Operation.LOAD, (0, 0), smem_address=0, multicast_mask=0xFFFF), 8)
-    assert len(one) == len(many) and (one.address == many.address).all() and (one.sectors == many.sectors).all()
+    assert (store.byte_mask == load.byte_mask).all() and int(store.sectors[0]) == 0b1111
 
 
 def _expected_requests(tm, req, lanes, granule):
@@ -215,6 +208,23 @@ def test_too_few_credits_hold_each_group_for_the_latency(credits, latency):
     assert list(run.departure) == [(i // credits) * (latency + 1) + i % credits for i in range(n)]
     assert run.bytes_per_cycle() == pytest.approx(
         128 * n / ((n // credits - 1) * (latency + 1) + credits - 1 + latency + 2))
+
+
+@pytest.mark.parametrize("credits, latency", [(4, 10), (6, 3)])
+def test_a_beat_s_requests_take_their_credits_together(credits, latency):
+    """Two requests a beat: ``credits / 2`` beats leave back to back, then wait for the
+    first beat's credits, ``latency + 1`` cycles after it."""
+    n, group = 12, credits // 2
+    run = _run(n, Memory(latency=latency, in_flight=credits), requests=2)
+    assert list(run.departure) == [(i // group) * (latency + 1) + i % group for i in range(n)]
+    assert list(run.issue) == [d for d in run.departure for _ in range(2)]
+
+
+def test_a_beat_needing_more_credits_than_there_are_is_refused():
+    with pytest.raises(TmaError, match="memory.in_flight = 2 is below the 3 requests of one beat"):
+        _run(4, Memory(latency=5, in_flight=2), requests=3)
+    with pytest.raises(TmaError, match="memory.granule = 8192"):
+        Memory(granule=8192)
 
 
 def test_sector_bytes_over_the_request_path_bandwidth_space_the_beats():

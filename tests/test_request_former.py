@@ -24,6 +24,7 @@ def _beats(config, tm, req):
     """The beat payloads (``beat_layout`` constants) of a request's transactions."""
     t = transactions(tm, req)
     layout, lanes = beat_layout(config), config.lanes
+    noise = random.Random(len(t))
     out = []
     for first in range(0, len(t), lanes):
         chunks = []
@@ -31,7 +32,10 @@ def _beats(config, tm, req):
             i = first + j
             chunks.append({"valid": 1, "global_address": int(t.global_address[i]),
                            "global_length": int(t.global_length[i]), "smem_address": int(t.smem_address[i]),
-                           "mask": int(t.mask[i]), "units": int(t.units[i])} if i < len(t) else {})
+                           "mask": int(t.mask[i]), "units": int(t.units[i])} if i < len(t) else
+                          # a lane past the request's last chunk: not valid, whatever it holds
+                          {"valid": 0, "global_address": noise.getrandbits(config.address_width),
+                           "global_length": 16, "mask": noise.getrandbits(16), "units": 16})
         out.append(layout.const({"lanes": chunks, "element_pitch": t.element_pitch,
                                  "operation": OperationShape(int(req.operation)),
                                  "last": int(first + lanes >= len(t))}))
