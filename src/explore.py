@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .model.config import UnitConfig, ALL_MODES
 from .model.errors import ErrorCode, TmaError
+from .model.memory import SMEM_BYTES_PER_CYCLE
 from .model.timing import commit_cycles, predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
@@ -24,9 +25,9 @@ from .workloads import WORKLOADS
 
 __all__ = ["Point", "Row", "evaluate", "stream_patterns", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
-#: Shared-memory bandwidth of one Hopper SM: 32 banks of 4 bytes per cycle (CUDA C++
-#: Programming Guide, compute capability 9.0, "Shared Memory"), the most a copy unit can use.
-SM_BYTES_PER_CYCLE = 128
+#: Shared-memory bandwidth of one Hopper SM, the most a copy unit can use: the memory
+#: side's 32 banks of 4 bytes a cycle (model/memory.py, with its source).
+SM_BYTES_PER_CYCLE = SMEM_BYTES_PER_CYCLE
 
 
 @dataclass(frozen=True)

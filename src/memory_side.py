@@ -17,7 +17,7 @@ import numpy as np
 from .model import Operation, transactions
 from .model.config import UnitConfig
 from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, merge, smem_wavefronts, simulate
-from .model.timing import predict, records_of
+from .model.timing import predict_scenario
 from .workloads import workload
 
 __all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "little", "in_flight_for", "plot_bandwidth",
@@ -41,14 +41,17 @@ class Beats:
     smem_bytes: int                 # bytes written to (or read from) shared memory
     tiles: int
 
+    def run(self, memory: Memory):
+        """The memory side of these beats against ``memory`` (:func:`.model.memory.simulate`)."""
+        return simulate(self.ready, self.requests, self.sector_bytes, self.wavefronts, self.operations,
+                        self.smem_bytes, memory)
+
 
 def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
     """The beats of workload ``name`` on a unit of ``config``."""
     w = workload(name)
-    images, _, fields_ = w.stream(config)
-    records = [records_of(images[f["slot"]], f, config) for f in fields_]
-    timing = predict(records, [0] * len(records), [1], beat_queue=config.beat_queue,
-                     completion_depth=config.completion_depth)
+    images, valid, fields_ = w.stream(config)
+    timing = predict_scenario(config, images, valid, fields_, [0] * len(fields_), [1])
     requests, sector_bytes, wavefronts, operations = [], [], [], []
     used = smem = 0
     for slot, req in w.requests:
@@ -95,8 +98,7 @@ def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) 
 
 
 def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
-    run = simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
-                   beats.smem_bytes, memory)
+    run = beats.run(memory)
     requests, sectors = int(beats.requests.sum()), int(beats.sector_bytes.sum()) // SECTOR_BYTES
     peak = 16 * lanes
     per_request = beats.smem_bytes / requests if requests else 0.0
@@ -132,8 +134,7 @@ def in_flight_for(name: str, lanes: int, latency: int, fraction: float, granule:
 
     def reaches(credits):
         memory = Memory(latency=latency, in_flight=credits, granule=granule, latency_spread=latency_spread, seed=seed)
-        run = simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
-                       beats.smem_bytes, memory)
+        run = beats.run(memory)
         return run.bytes_per_cycle() >= fraction * SMEM_BYTES_PER_CYCLE
 
     least = max(1, int(beats.requests.max()) if len(beats.requests) else 1)    # a beat's requests issue together

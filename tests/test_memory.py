@@ -309,8 +309,7 @@ def test_in_flight_for_finds_the_least_credits():
     beats = beats_of("gemm-deepgemm-fp8", UnitConfig(lanes=8))
 
     def bandwidth(credits):
-        return simulate(beats.ready, beats.requests, beats.sector_bytes, beats.wavefronts, beats.operations,
-                        beats.smem_bytes, Memory(latency=300, in_flight=credits)).bytes_per_cycle()
+        return beats.run(Memory(latency=300, in_flight=credits)).bytes_per_cycle()
     assert bandwidth(needed) >= 0.9 * 128 > bandwidth(needed - 1)
     # Little's law: at least 0.9 of a line a cycle held for 301 cycles
     assert needed >= 0.9 * 301
