@@ -6,11 +6,12 @@ access modes and swizzles built).
 from dataclasses import dataclass, asdict
 
 from .errors import ErrorCode, TmaError
+from .memory import LINE_BYTES, MAX_GRANULE
 from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
 __all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING",
-           "CHECKS", "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE"]
+           "CHECKS", "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE", "FORMER_STAGES", "FORMER_GRANULE_RANGE"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -60,6 +61,15 @@ CHECKS = ("per_request", "at_commit")
 #: the front end take requests, while the beat stream is stalled (docs/queues.md).
 BEAT_QUEUE_RANGE = (9, 256)
 
+#: Registers a request former adds in front of the beat queue: its input register and its
+#: two stages (rtl/datapath.py, rtl/request_former.py). A unit built with one needs that
+#: many more beat-queue entries, for the same reason as above.
+FORMER_STAGES = 3
+#: The request former's granules (``UnitConfig.request_former``), bytes: a power of two
+#: from one L2 line (a chunk's bytes span less than 128, so it touches two granules at
+#: most) to the memory model's largest, a 4 KiB page.
+FORMER_GRANULE_RANGE = (LINE_BYTES, MAX_GRANULE)
+
 #: Entries the completion queue may have (``UnitConfig.completion_depth``). A completion
 #: written to it is offered two cycles later (model/timing.py's ``COMPLETION_LATENCY``:
 #: the queue's memory, then its output register), so with completions written one a
@@ -106,6 +116,11 @@ class UnitConfig:
     checks : str
         Where the descriptor's rules are checked (:data:`CHECKS`): ``per_request`` or
         ``at_commit``.
+    request_former : int
+        0: no request former. Otherwise the granule, in bytes, of the request former
+        built in front of the beat queue (:data:`FORMER_GRANULE_RANGE`): every beat then
+        carries its L2 requests, one per aligned granule its in-bounds bytes touch
+        (docs/memory.md).
     """
     lanes: int = 1
     slots: int = 8
@@ -118,6 +133,7 @@ class UnitConfig:
     swizzles: str = "all"
     addressing: str = "multiply"
     checks: str = "per_request"
+    request_former: int = 0
 
     def __post_init__(self):
         for name in _INT_FIELDS:        # ints only: lanes=True or 1.0 is no lane count
@@ -144,8 +160,13 @@ class UnitConfig:
             ("id_width", 1 <= self.id_width <= 16, "is outside 1..16"),
             ("completion_depth", COMPLETION_DEPTH_RANGE[0] <= self.completion_depth <= COMPLETION_DEPTH_RANGE[1],
              "is outside {}..{}".format(*COMPLETION_DEPTH_RANGE)),
-            ("beat_queue", BEAT_QUEUE_RANGE[0] <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
-             "is outside {}..{}".format(*BEAT_QUEUE_RANGE)),
+            ("request_former", self.request_former == 0 or (
+                FORMER_GRANULE_RANGE[0] <= self.request_former <= FORMER_GRANULE_RANGE[1]
+                and self.request_former & (self.request_former - 1) == 0),
+             "is not 0 (none) or a power of two from {} to {} bytes".format(*FORMER_GRANULE_RANGE)),
+            ("beat_queue", self.least_beat_queue <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
+             f"is outside {self.least_beat_queue}..{BEAT_QUEUE_RANGE[1]}"
+             + (f" (a request former's {FORMER_STAGES} stages add to the least)" if self.request_former else "")),
         ]
         for name, ok, detail in ranges:
             if not ok:
@@ -202,6 +223,13 @@ class UnitConfig:
         return self.checks == "at_commit"
 
     @property
+    def least_beat_queue(self) -> int:
+        """The fewest beat-queue entries this unit may have: :data:`BEAT_QUEUE_RANGE`'s
+        least, and :data:`FORMER_STAGES` more with a request former (the records on their
+        way to the queue when its head stops)."""
+        return BEAT_QUEUE_RANGE[0] + (FORMER_STAGES if self.request_former else 0)
+
+    @property
     def smem_address_width(self) -> int:
         """Bits of a shared-memory address inside the unit."""
         return max(1, (self.smem_bytes - 1).bit_length())
@@ -211,4 +239,5 @@ class UnitConfig:
 
 
 #: The fields that hold integers (the others name what is built).
-_INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth", "beat_queue")
+_INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth", "beat_queue",
+               "request_former")

@@ -28,7 +28,11 @@ B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     compares of every unit's offset (from the job alone) with the window and the AND of
     dimensions 1..4's bits, and in B2 the unit's in-bounds bit, the AND of all three;
 C.  the last terms (up to four) by carry-save adders and one carry chain, into the
-    beat queue.
+    beat queue; in a unit with a request former (``UnitConfig.request_former``), into a
+    register instead, then the former's two stages (:mod:`.request_former`), then the
+    queue: :data:`~tma_unit.model.config.FORMER_STAGES` more, none of which stalls. The
+    register keeps stage C's carry chain and the former's adds on the address's low
+    bits in two paths.
 
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
@@ -47,7 +51,7 @@ from amaranth.lib import wiring, stream, data
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import UnitConfig
+from ..model.config import UnitConfig, FORMER_STAGES
 from ..model.gather import GATHER_ROWS
 from ..model.timing import BACK_END_STAGES
 from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
@@ -55,6 +59,7 @@ from .decode import STRIDE_ZERO_BITS, UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
 from .pipeline import Stage, bundle, extend, narrow
+from .request_former import RequestFormer
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
 
@@ -62,7 +67,7 @@ __all__ = ["Datapath", "STAGES", "queued_layout"]
 
 #: Registers from the walker's output to the beat stream, the walker's own and the beat
 #: queue included: the timing model's BACK_END_STAGES, the walk register, the six stages
-#: below (:data:`STAGE_NAMES`) and the queue.
+#: below (:data:`STAGE_NAMES`) and the queue (with a request former, FORMER_STAGES more).
 STAGES = BACK_END_STAGES
 #: The stages between the walk register and the beat queue.
 STAGE_NAMES = ("a0", "a1", "a2", "a3", "b1", "b2")
@@ -74,10 +79,11 @@ assert STAGES == 1 + len(STAGE_NAMES) + 1, "the timing model's back end is not t
 # cost the same LUT RAM.
 
 
-def queued_layout(config: UnitConfig) -> data.StructLayout:
-    """An entry of the beat queue: a record's beat, or its completion alone."""
+def queued_layout(config: UnitConfig, granule: int | None = None) -> data.StructLayout:
+    """An entry of the beat queue: a record's beat (with its requests where the unit forms
+    them; ``granule`` 0: without), or its completion alone."""
     return data.StructLayout({
-        "beat": beat_layout(config),
+        "beat": beat_layout(config, granule),
         "is_beat": 1,
         "has_completion": 1,
         "completion": completion_info_layout(config),
@@ -314,7 +320,7 @@ class Datapath(wiring.Component):
         chain), into the beat queue, whose head is the beat stream. Returns the head and
         whether it leaves this cycle, and the completion queue."""
         config = self.config
-        queued = Signal(queued_layout(config))
+        queued = Signal(queued_layout(config, 0))
         beat = ctl.beat
         m.d.comb += [queued.is_beat.eq(ctl.is_beat), queued.has_completion.eq(ctl.has_completion),
                      queued.completion.eq(ctl.completion), queued.beat.last.eq(ctl.last)]
@@ -330,9 +336,10 @@ class Datapath(wiring.Component):
                 lane.mask.eq(b.mask),
                 lane.units.eq(Mux(b.alive, b.units, 0)),
             ]
-        m.submodules.queue = queue = SyncFIFO(width=queued.shape().size, depth=config.beat_queue)
+        written, written_valid = (self._formed(m, queued, ctl.valid) if config.request_former else (queued, ctl.valid))
+        m.submodules.queue = queue = SyncFIFO(width=len(written.as_value()), depth=config.beat_queue)
         head = data.View(queued_layout(config), queue.r_data)
-        m.d.comb += [queue.w_data.eq(queued), queue.w_en.eq(ctl.valid)]
+        m.d.comb += [queue.w_data.eq(written), queue.w_en.eq(written_valid)]
         # a record with a completion leaves only when the completion queue has room
         m.submodules.completions = fifo = SyncFIFOBuffered(width=CompletionLayout.size, depth=config.completion_depth)
         room = fifo.w_rdy | ~head.has_completion
@@ -340,6 +347,27 @@ class Datapath(wiring.Component):
         taken = Mux(head.is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
         m.d.comb += queue.r_en.eq(taken)
         return head, taken, fifo
+
+    def _formed(self, m, queued, valid):
+        """The request former between stage C and the beat queue: a register, then the
+        former's two stages, its output always taken, the record's other fields beside
+        them. Returns the record with its requests, and its valid bit."""
+        config = self.config
+        m.submodules.former = former = RequestFormer(config)
+        record = Signal.like(queued, reset_less=True, name="former_input")
+        record_valid = Signal(name="former_input_valid")
+        m.d.sync += [record.eq(queued), record_valid.eq(valid)]
+        m.d.comb += [former.beats.valid.eq(record_valid), former.beats.payload.eq(record.beat),
+                     former.requests.ready.eq(1)]
+        side = Cat(record.is_beat, record.has_completion, record.completion)
+        for k in range(FORMER_STAGES - 1):                  # beside the former's stages
+            later = Signal.like(side, reset_less=True, name=f"former_side{k}")
+            m.d.sync += later.eq(side)
+            side = later
+        formed = Signal(queued_layout(config))
+        m.d.comb += [formed.beat.eq(former.requests.payload),
+                     Cat(formed.is_beat, formed.has_completion, formed.completion).eq(side)]
+        return formed, former.requests.valid
 
     def _credits(self, m, taken):
         """The records behind the walker never outnumber the queue's entries. ``held``

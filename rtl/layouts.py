@@ -5,7 +5,8 @@ table, so that no field offset or width is written by hand in two places.
 * :data:`RequestLayout`, :data:`CompletionLayout`: the stream payloads, from
   ``REQUEST_FIELDS`` and ``COMPLETION_FIELDS``.
 * :func:`beat_layout`: the output beat for a configuration (``lanes`` chunk slots), from
-  the model's ``Transaction`` fields.
+  the model's ``Transaction`` fields, and with a request former its L2 requests
+  (:func:`request_layout`).
 * The enumerations mirror the model's, with the shape of their table field.
 """
 
@@ -19,10 +20,12 @@ from amaranth.lib import data, enum
 from ..model import layout as tables
 from ..model.config import UnitConfig
 from ..model.gather import GATHER_ROWS
+from ..model.memory import SECTOR_BYTES
 from ..model.tensormap import MAX_RANK
 from ..model.transactions import Transaction
 
-__all__ = ["DescriptorLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout",
+__all__ = ["DescriptorLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout", "request_layout",
+           "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS"]
 
 
@@ -103,13 +106,28 @@ def _sideband(config: UnitConfig) -> dict:
     return side
 
 
-def beat_layout(config: UnitConfig) -> data.StructLayout:
-    """A beat: ``lanes`` chunks, what they share, and ``last`` (the request's last beat)."""
-    return data.StructLayout({
-        "lanes": data.ArrayLayout(lane_layout(config), config.lanes),
-        **_sideband(config),
-        "last": 1,
-    })
+#: L2 request slots a lane gives a formed beat: its chunk's granule and the next (a chunk
+#: spans fewer than 128 bytes, so it touches at most two granules of 128 or more).
+REQUEST_SLOTS_PER_LANE = 2
+
+
+def request_layout(config: UnitConfig, granule: int) -> data.StructLayout:
+    """One L2 request slot of a formed beat: whether it holds a request, the granule's
+    first byte, the ``granule / 32`` sectors it needs and the lanes whose chunks it serves."""
+    return data.StructLayout({"valid": 1, "address": config.address_width, "sectors": granule // SECTOR_BYTES,
+                              "lanes": config.lanes})
+
+
+def beat_layout(config: UnitConfig, granule: int | None = None) -> data.StructLayout:
+    """A beat: ``lanes`` chunks, what they share, and ``last`` (the request's last beat);
+    with a request former of ``granule`` bytes (default: the configuration's
+    ``request_former``; 0 for none) also ``requests``, its ``REQUEST_SLOTS_PER_LANE x
+    lanes`` L2 request slots (rtl/request_former.py says which slot holds which)."""
+    granule = config.request_former if granule is None else granule
+    fields = {"lanes": data.ArrayLayout(lane_layout(config), config.lanes), **_sideband(config), "last": 1}
+    if granule:
+        fields["requests"] = data.ArrayLayout(request_layout(config, granule), REQUEST_SLOTS_PER_LANE * config.lanes)
+    return data.StructLayout(fields)
 
 
 DIGITS = MAX_RANK   # the walker's odometer: chunk in row, then box dimensions 1..4

@@ -20,49 +20,39 @@ in two registered stages behind the beat stream:
 
 So the requests of a beat are the candidates that own their granule, in candidate order:
 by the lowest lane that uses the granule, then by address, as the model orders them. The
-output holds all ``2 x lanes`` slots with a bit each; a beat's requests are its set slots
-in order, and the beat rides beside them for the shared-memory side (each lane's
-shared-memory address, mask and fill).
+output beat is the input beat with ``requests`` added (:func:`.layouts.beat_layout`):
+slot ``2j`` is lane ``j``'s granule and slot ``2j + 1`` the next one, each valid when it
+owns its granule; a beat's requests are its valid slots in order, and the beat's chunks
+ride beside them for the shared-memory side (each lane's shared-memory address, mask and
+fill).
+
+In a unit built with one (``UnitConfig.request_former``) the datapath feeds it from its
+last stage and takes its output into the beat queue, its output always ready: the two
+stages move every cycle, as the datapath's do (rtl/datapath.py).
 """
 
 from amaranth.hdl import Module, Signal, Const, Cat, Mux, Value
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import UnitConfig
+from ..model.config import UnitConfig, FORMER_GRANULE_RANGE
 from ..model.memory import SECTOR_BYTES, LINE_BYTES
 from .arith import small_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout
 
-__all__ = ["RequestFormer", "request_layout", "formed_layout", "SLOTS_PER_LANE", "UNITS"]
+__all__ = ["RequestFormer", "UNITS"]
 
-#: Candidates a lane gives: its chunk's granule and the next.
-SLOTS_PER_LANE = 2
 #: Units a chunk holds at most (a bit each in a lane's ``mask``).
 UNITS = 16
 SECTOR_BITS = SECTOR_BYTES.bit_length() - 1
 
 
 def _granule_bits(granule: int) -> int:
-    if granule < LINE_BYTES or granule & (granule - 1):
-        raise ValueError(f"granule: {granule} bytes; the request former takes a power of two of at least {LINE_BYTES}")
+    low, high = FORMER_GRANULE_RANGE
+    if not low <= granule <= high or granule & (granule - 1):
+        raise ValueError(f"granule: {granule} bytes; the request former takes a power of two from {low} to {high}")
     return granule.bit_length() - 1
-
-
-def request_layout(config: UnitConfig, granule: int = LINE_BYTES) -> data.StructLayout:
-    """One L2 request slot: whether it holds a request, the granule's address, the
-    sectors it needs and the lanes whose chunks it serves."""
-    _granule_bits(granule)
-    return data.StructLayout({"valid": 1, "address": config.address_width, "sectors": granule // SECTOR_BYTES,
-                              "lanes": config.lanes})
-
-
-def formed_layout(config: UnitConfig, granule: int = LINE_BYTES) -> data.StructLayout:
-    """A beat's requests (``SLOTS_PER_LANE x lanes`` slots), and the beat."""
-    return data.StructLayout({"requests": data.ArrayLayout(request_layout(config, granule),
-                                                           SLOTS_PER_LANE * config.lanes),
-                              "beat": beat_layout(config)})
 
 
 def _unit_bytes(length, units):
@@ -75,20 +65,29 @@ def _unit_bytes(length, units):
 
 
 class RequestFormer(wiring.Component):
-    """Beats in, each beat's L2 requests out (a beat a cycle, two cycles behind).
+    """Beats in, the same beats with their L2 requests out (a beat a cycle, two cycles
+    behind).
+
+    Parameters
+    ----------
+    config : UnitConfig
+    granule : int
+        Bytes of a request's granule (default: ``config.request_former``, or one L2 line
+        for a configuration without a former, to synthesize the block on its own).
 
     Ports
     -----
-    beats : stream in (``beat_layout``)
-    requests : stream out (:func:`formed_layout`)
+    beats : stream in (``beat_layout(config, 0)``: no requests)
+    requests : stream out (``beat_layout(config, granule)``: with its requests)
     """
 
-    def __init__(self, config: UnitConfig, granule: int = LINE_BYTES):
+    def __init__(self, config: UnitConfig, granule: int | None = None):
+        granule = (config.request_former or LINE_BYTES) if granule is None else granule
         self.config, self.granule = config, granule
         self.granule_bits = _granule_bits(granule)
         super().__init__({
-            "beats": In(stream.Signature(beat_layout(config))),
-            "requests": Out(stream.Signature(formed_layout(config, granule))),
+            "beats": In(stream.Signature(beat_layout(config, 0))),
+            "requests": Out(stream.Signature(beat_layout(config, granule))),
         })
 
     def elaborate(self, platform):
@@ -100,7 +99,7 @@ class RequestFormer(wiring.Component):
         move = ~self.requests.valid | self.requests.ready
         m.d.comb += self.beats.ready.eq(move)
         held = Signal(name="window_valid")
-        beat = Signal(beat_layout(config), name="window_beat")
+        beat = Signal(beat_layout(config, 0), name="window_beat")
         granules = [Signal(config.address_width - self.granule_bits, name=f"lane{j}_granule") for j in range(lanes)]
         windows = [Signal(2 * sectors, name=f"lane{j}_sectors") for j in range(lanes)]
 
@@ -138,7 +137,7 @@ class RequestFormer(wiring.Component):
                 for i in range(len(candidates))]
         out = self.requests.payload
         with m.If(move):
-            m.d.sync += [self.requests.valid.eq(held), out.beat.eq(beat)]
+            m.d.sync += [self.requests.valid.eq(held), out.as_value()[:len(beat.as_value())].eq(beat)]
             for i, (granule, _, _) in enumerate(candidates):
                 owner = used[i] & ~Cat(same[i][:i]).any() if i else used[i]
                 merged_sectors = Const(0, sectors)

@@ -18,7 +18,8 @@ from amaranth.lib.wiring import In, Out, connect
 
 from ..model.config import UnitConfig
 from .bus import WishboneSignature
-from .datapath import Datapath, STAGES as BACK_END_STAGES
+from ..model.timing import back_end_stages
+from .datapath import Datapath
 from .frontend import FrontEnd, STAGES as FRONT_END_STAGES
 from .layouts import RequestLayout, CompletionLayout, beat_layout
 from .regfile import DescriptorFile, ReportSignature, bus_addr_width
@@ -34,7 +35,8 @@ def in_flight_limit(config: UnitConfig) -> int:
     A request takes at least one place of its own on the way, and every place holds one
     at most: a front-end stage (the job register is the last of them), the skid register
     behind the job register, the walker's current job, the walk register and datapath
-    stages A0 to B2 (a rejected request or a box of one beat is a single record), an
+    stages A0 to B2 and a request former's (a rejected request or a box of one beat is a
+    single record), an
     entry of the beat queue, an entry of the completion queue. A bound, not the exact
     figure (the datapath's credits keep the records past the walker within the beat
     queue's entries): a count a bit too wide costs a flip-flop, one too narrow wraps to
@@ -42,7 +44,7 @@ def in_flight_limit(config: UnitConfig) -> int:
     return (FRONT_END_STAGES            # stages 1 to 11, the job register the last
             + 1                         # the front end's skid register
             + 1                         # the walker's job
-            + BACK_END_STAGES - 1       # the walk register and A0..B2 (the queue counted next)
+            + back_end_stages(config) - 1   # the walk register to the queue (the queue counted next)
             + config.beat_queue         # the beat queue's entries
             + config.completion_depth)  # the completion queue's entries
 

@@ -22,9 +22,11 @@ import numpy as np
 from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.layout import REQUEST_FIELDS, decode_descriptor
+from ..model.memory import merge
 from ..model.transactions import Transactions
+from ..model.types import Operation
 from ..model.unit import check, complete, Completion
-from ..rtl.layouts import CompletionLayout, beat_layout
+from ..rtl.layouts import CompletionLayout, beat_layout, REQUEST_SLOTS_PER_LANE
 
 __all__ = ["Scenario", "LockstepChecker", "BatchChecker", "Mismatch",
            "ready_pattern", "completion_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
@@ -217,12 +219,39 @@ def _side_expected(name: str, transactions: Transactions, fields: dict) -> int:
     return int(value)
 
 
-def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tuple[dict, np.ndarray]:
+def _request_slots(t: Transactions, operation: int, lanes: int, granule: int, address_width: int) -> dict:
+    """A request's beats' L2 request slots (``requests[i].field`` -> an array over its
+    beats), from the model's merge (model/memory.py): the request whose lowest lane is
+    ``j`` goes in slot ``2j`` if its granule is that lane's chunk's, else in ``2j + 1`` (the
+    next granule: a chunk spans fewer bytes than a granule), as the beat layout places
+    them (rtl/layouts.py, rtl/request_former.py); slots holding none are not valid."""
+    beats = -(-len(t) // lanes)
+    merged = merge(t, lanes, Operation(operation), granule)
+    columns = {f"requests[{i}].{name}": np.zeros(beats, dtype=np.uint64)
+               for i in range(REQUEST_SLOTS_PER_LANE * lanes) for name in ("valid", "address", "sectors", "lanes")}
+    address_mask = np.uint64((1 << address_width) - 1)
+    shift = np.uint64(granule.bit_length() - 1)
+    for k in range(len(merged)):
+        beat, lane_mask = int(merged.beat[k]), int(merged.lanes[k])
+        first = (lane_mask & -lane_mask).bit_length() - 1
+        own = (np.uint64(t.global_address[beat * lanes + first]) & address_mask) >> shift
+        address = np.uint64(merged.address[k]) & address_mask
+        step = int((address >> shift) - own)
+        assert step in (0, 1), "a chunk's bytes reach past the granule after its own"
+        slot = REQUEST_SLOTS_PER_LANE * first + step
+        for name, value in (("valid", 1), ("address", address), ("sectors", merged.sectors[k]), ("lanes", lane_mask)):
+            columns[f"requests[{slot}].{name}"][beat] = np.uint64(value)
+    return columns
+
+
+def expected_beats(requests: list, answers: list, flat: list, lanes: int, granule: int = 0,
+                   address_width: int = 64) -> tuple[dict, np.ndarray]:
     """Every beat field (``flat``: :func:`flat_layout` of the beat layout) of every beat the
     model expects for ``requests`` (their answers: :class:`~tma_unit.model.unit.Completion`),
     as arrays, and the index of the request each beat belongs to. Beat ``b`` of a request
     holds its transactions ``b * lanes`` on, one a lane; the lanes past its last are empty
-    (``valid`` 0, their other fields 0)."""
+    (``valid`` 0, their other fields 0). A unit with a request former of ``granule`` bytes
+    adds each beat's L2 requests (:func:`_request_slots`)."""
     have = [(index, answer.transactions) for index, answer in enumerate(answers)
             if answer.transactions is not None and len(answer.transactions)]
     if not have:
@@ -247,6 +276,14 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int) -> tup
             last = np.zeros(int(beats.sum()), dtype=np.uint64)
             last[np.cumsum(beats) - 1] = 1
             columns[name] = last
+        elif name.startswith("requests["):      # every slot's fields at once
+            if not granule:
+                raise LookupError("the beat has L2 request slots, but no request former's granule was given")
+            if name not in columns:
+                per_request = [_request_slots(t, requests[index]["operation"], lanes, granule, address_width)
+                               for index, t in have]
+                columns.update({slot_field: np.concatenate([slots[slot_field] for slots in per_request])
+                                for slot_field in per_request[0]})
         elif not name.startswith("lanes["):
             columns[name] = np.repeat(np.array([_side_expected(name, t, requests[index]) for index, t in have],
                                                dtype=np.uint64), beats)
@@ -284,6 +321,13 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
     return answers
 
 
+def _qualifiers(flat: list) -> dict:
+    """Each beat field that counts only where a valid bit beside it is set (a lane's chunk
+    fields, a request slot's), mapped to that bit's field."""
+    return {name: f"{name[:name.index('.')]}.valid" for name, _, _ in flat
+            if name.startswith(("lanes[", "requests[")) and not name.endswith(".valid")}
+
+
 @functools.lru_cache(maxsize=None)
 def _flat_layouts(config) -> tuple[list, list]:
     """The flattened beat and completion layouts of ``config``, made once: a campaign
@@ -300,7 +344,9 @@ class BatchChecker:
         config = scenario.config
         self.flat, self.completion_flat = _flat_layouts(config)
         self.answers = answers if answers is not None else model_answers(scenario)
-        self.expected, self.owners = expected_beats(scenario.requests, self.answers, self.flat, config.lanes)
+        self.expected, self.owners = expected_beats(scenario.requests, self.answers, self.flat, config.lanes,
+                                                    config.request_former, config.address_width)
+        self.qualifier = _qualifiers(self.flat)
         self.beat_count = len(self.owners)
 
     def _context(self, index: int) -> str:
@@ -375,17 +421,15 @@ class BatchChecker:
         bad = np.zeros(count, dtype=bool)
         for name, _, _ in self.flat:
             differs = got[name] != self.expected[name][:count]
-            if name.startswith("lanes[") and not name.endswith(".valid"):
-                lane = name[:name.index(".")]
-                differs &= self.expected[f"{lane}.valid"][:count] == 1   # only a valid chunk's fields count
+            if name in self.qualifier:      # only a valid chunk's or request slot's fields count
+                differs &= self.expected[self.qualifier[name]][:count] == 1
             bad |= differs
         if bad.any():
             b = int(np.argmax(bad))
             owner = int(self.owners[b])
             differences = [(name, int(self.expected[name][b]), int(got[name][b])) for name, _, _ in self.flat
                            if got[name][b] != self.expected[name][b]
-                           and (not name.startswith("lanes[") or name.endswith(".valid")
-                                or self.expected[f"{name[:name.index('.')]}.valid"][b] == 1)]
+                           and (name not in self.qualifier or self.expected[self.qualifier[name]][b] == 1)]
             first = int(np.argmax(self.owners == owner))
             self._fail(f"beat {b - first} of request {owner}", int(beat_cycles[b]), differences, owner)
         if got_beats > want_beats:
@@ -428,8 +472,7 @@ class LockstepChecker:
     def __init__(self, scenario: Scenario):
         self.scenario = scenario
         self.batch = BatchChecker(scenario)
-        self.valid = {name: f"{name[:name.index('.')]}.valid" for name, _, _ in self.batch.flat
-                      if name.startswith("lanes[") and not name.endswith(".valid")}
+        self.valid = self.batch.qualifier
         self.lane_valid = [name for name, _, _ in self.batch.flat if name.startswith("lanes[") and name.endswith(".valid")]
         self.beats_seen = 0
         self.completion_index = 0

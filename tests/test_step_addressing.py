@@ -76,8 +76,11 @@ def test_configuration_refuses_an_unknown_addressing():
         assert error.value.code == code and error.value.field == "config.addressing"
 
 
-#: The compiled campaigns: both backends, lanes 1 and 8, every mode built.
-CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, addressing="step"))
+#: The compiled campaigns: both backends, lanes 1 and 8, every mode built. The units have
+#: a request former too (UnitConfig.request_former): the lockstep checker compares every
+#: beat's L2 requests with the model's merge, and one build of each backend and lane
+#: count serves both options (tests/test_timing.py's STEPPING).
+CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, addressing="step", request_former=128))
                     for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
