@@ -55,8 +55,8 @@ from .errors import ErrorCode, TmaError
 from .transactions import Transactions
 from .types import CHUNK_BYTES, Operation
 
-__all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "L2Requests", "merge", "smem_wavefronts",
-           "Memory", "MemoryRun", "simulate"]
+__all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "MAX_GRANULE", "L2Requests", "merge",
+           "smem_wavefronts", "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
 
 #: The L2's unit of transfer: a sector (32 bytes) of a 128-byte line (NVIDIA, CUDA C++
 #: Best Practices Guide, "Coalesced Access to Global Memory"; the FlashGPU-Sim Hopper
@@ -239,59 +239,88 @@ class MemoryRun:
         return self.smem_bytes / self.cycles if self.cycles else 0.0
 
 
-def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, smem_bytes: int,
-             memory: Memory) -> MemoryRun:
-    """The memory side of a beat sequence (the module's rules). Per beat: ``ready``, the
-    cycle the unit has it ready; its requests, their sector bytes, its wavefronts and its
-    request's :class:`.types.Operation`. ``smem_bytes``: the bytes the beats write to or
-    read from shared memory (for the run's bandwidth). A load's writes and a store's or
-    reduction's reads are taken as two ports (a sequence of one kind uses one)."""
-    beats = len(ready)
-    requests_per_beat = np.asarray(requests_per_beat, dtype=np.int64)
+class MemoryGate:
+    """The memory's hold on the beat stream, beat by beat (the module's rules): the first
+    cycle each beat may leave, given the beats before it. A beat's requests need credits,
+    the request path must have moved the previous beat's sectors, and a store's or
+    reduction's chunks wait for shared memory's read port; each of those only loosens
+    with time, so a beat may leave in any cycle from :meth:`opens` on. The model's
+    :func:`simulate` and the timing model (:func:`.timing.predict` with a gate) step it,
+    and the co-simulation's run loop builds the same rules from its arrays
+    (:meth:`arrays`): the latencies of the requests, drawn here once."""
+
+    def __init__(self, requests_per_beat, sector_bytes, wavefronts, operations, memory: Memory):
+        self.memory = memory
+        self.requests = np.asarray(requests_per_beat, dtype=np.int64)
+        self.hold = np.maximum(1, -(-np.asarray(sector_bytes, dtype=np.int64) // memory.bytes_per_cycle))
+        reads = np.array([Operation(int(op)).writes_global for op in operations], dtype=bool)
+        self.reads = np.where(reads, np.asarray(wavefronts, dtype=np.int64), -1)    # -1: no read as it leaves
+        total = int(self.requests.sum())
+        if memory.latency_spread:
+            rng = np.random.default_rng(memory.seed)
+            self.latencies = rng.integers(memory.latency - memory.latency_spread,
+                                          memory.latency + memory.latency_spread + 1, size=total)
+        else:
+            self.latencies = np.full(total, memory.latency, dtype=np.int64)
+        if len(self.requests) and int(self.requests.max()) > memory.in_flight:
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.in_flight", memory.in_flight,
+                           f"is below the {int(self.requests.max())} requests of one beat "
+                           f"(beat {int(self.requests.argmax())}), which issue together")
+        self.outstanding = []       # return cycles of the requests in flight (a heap)
+        self.earliest = 0           # the cycle after the previous beat's request path
+        self.read_port = 0          # the first cycle shared memory's read port is free
+        self.next_request = 0
+        self.beat, self.threshold = -1, 0
+
+    def opens(self, beat: int) -> int:
+        """The first cycle beat ``beat``, the next to leave, may leave in (the same until
+        it is taken)."""
+        if beat != self.beat:
+            t, count = self.earliest, int(self.requests[beat])
+            while len(self.outstanding) + count > self.memory.in_flight:
+                t = max(t, heapq.heappop(self.outstanding) + 1)         # a credit, the cycle after its return
+            if self.reads[beat] >= 0:
+                t = max(t, self.read_port)
+            self.beat, self.threshold = beat, t
+        return self.threshold
+
+    def take(self, beat: int, cycle: int):
+        """Beat ``beat`` leaves in ``cycle``: its requests issue, each coming back its
+        latency later."""
+        first, count = self.next_request, int(self.requests[beat])
+        for latency in self.latencies[first:first + count]:
+            heapq.heappush(self.outstanding, cycle + int(latency))
+        self.next_request += count
+        self.earliest = cycle + int(self.hold[beat])
+        if self.reads[beat] >= 0:
+            self.read_port = cycle + int(self.reads[beat])
+        self.beat = -1
+
+    def arrays(self) -> dict:
+        """The gate as arrays, for the compiled run loop: per beat its requests, the cycles
+        its sectors hold the request path, its read-port cycles (-1: none); per request
+        its latency; the credits."""
+        return {"requests": self.requests, "hold": self.hold, "reads": self.reads, "latencies": self.latencies,
+                "in_flight": self.memory.in_flight}
+
+
+def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0) -> MemoryRun:
+    """What follows from the beats' departures (each beat's requests issue as it leaves):
+    every request's return, each beat's shared-memory access (a store's or reduction's
+    read as it left; a load's write once its last request is back, beats in the order
+    their data is complete, one port) and the run's end."""
+    departure = np.asarray(departure, dtype=np.int64)
+    beats = len(departure)
     operations = np.asarray(operations, dtype=np.int64)
-    total = int(requests_per_beat.sum())
-    if memory.latency_spread:
-        rng = np.random.default_rng(memory.seed)
-        latencies = rng.integers(memory.latency - memory.latency_spread, memory.latency + memory.latency_spread + 1,
-                                 size=total)
-    else:
-        latencies = np.full(total, memory.latency, dtype=np.int64)
-    if beats and int(requests_per_beat.max()) > memory.in_flight:
-        raise TmaError(ErrorCode.ENUM_RANGE, "memory.in_flight", memory.in_flight,
-                       f"is below the {int(requests_per_beat.max())} requests of one beat "
-                       f"(beat {int(requests_per_beat.argmax())}), which issue together")
-    departure = np.zeros(beats, dtype=np.int64)
-    written = np.full(beats, -1, dtype=np.int64)
-    issue = np.zeros(total, dtype=np.int64)
-    outstanding = []            # return cycles of the requests in flight (a heap)
-    earliest = 0                # the cycle after the previous beat left, or after its request path's
-    read_port = 0               # the first cycle shared memory's read port is free
-    stalled = 0
-    k = 0
-    for i in range(beats):
-        unit_ready = max(int(ready[i]), earliest)
-        t, count = unit_ready, int(requests_per_beat[i])
-        while outstanding and outstanding[0] < t:
-            heapq.heappop(outstanding)
-        while len(outstanding) + count > memory.in_flight:
-            t = max(t, heapq.heappop(outstanding) + 1)
-        if Operation(operations[i]).writes_global:     # read out of shared memory as it leaves
-            t = max(t, read_port)
-            written[i], read_port = t, t + int(wavefronts[i])
-        stalled += t - unit_ready
-        departure[i] = t
-        issue[k:k + count] = t
-        for r in range(k, k + count):
-            heapq.heappush(outstanding, t + int(latencies[r]))
-        k += count
-        earliest = t + max(1, -(-int(sector_bytes[i]) // memory.bytes_per_cycle))
-    returned = issue + latencies
-    end = max(int(returned.max()) + 1 if total else 0, read_port, int(departure[-1]) + 1 if beats else 0)
+    issue = np.repeat(departure, gate.requests)
+    returned = issue + gate.latencies
+    written = np.where(gate.reads >= 0, departure, -1)
+    read_end = int((departure + gate.reads)[gate.reads >= 0].max()) if (gate.reads >= 0).any() else 0
+    end = max(int(returned.max()) + 1 if len(returned) else 0, read_end, int(departure[-1]) + 1 if beats else 0)
     loads = np.flatnonzero(operations == Operation.LOAD)
     if len(loads):
-        # a load's beat is written once its last request is back, in the order their data is complete
         last_return = np.full(beats, -1, dtype=np.int64)
-        np.maximum.at(last_return, np.repeat(np.arange(beats), requests_per_beat), returned)
+        np.maximum.at(last_return, np.repeat(np.arange(beats), gate.requests), returned)
         complete = np.where(last_return >= 0, last_return + 1, departure + 1)
         write_port = 0
         for i in loads[np.lexsort((loads, complete[loads]))]:
@@ -299,3 +328,23 @@ def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, sme
             write_port = int(written[i]) + int(wavefronts[i])
         end = max(end, write_port)
     return MemoryRun(departure, written, issue, returned, end, smem_bytes, stalled)
+
+
+def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, smem_bytes: int,
+             memory: Memory) -> MemoryRun:
+    """The memory side of a beat sequence (the module's rules). Per beat: ``ready``, the
+    cycle the unit has it ready; its requests, their sector bytes, its wavefronts and its
+    request's :class:`.types.Operation`. ``smem_bytes``: the bytes the beats write to or
+    read from shared memory (for the run's bandwidth). A load's writes and a store's or
+    reduction's reads are taken as two ports (a sequence of one kind uses one). Each beat
+    leaves at the first cycle at or after its ``ready`` and its predecessor's next in
+    which the gate (:class:`MemoryGate`) is open."""
+    gate = MemoryGate(requests_per_beat, sector_bytes, wavefronts, operations, memory)
+    departure = np.zeros(len(ready), dtype=np.int64)
+    stalled = 0
+    for i in range(len(ready)):
+        unit_ready = max(int(ready[i]), gate.earliest)
+        departure[i] = max(unit_ready, gate.opens(i))
+        stalled += int(departure[i]) - unit_ready
+        gate.take(i, int(departure[i]))
+    return memory_run(gate, departure, wavefronts, operations, smem_bytes, stalled)

@@ -14,8 +14,10 @@ The structure it models:
   of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
   takes the next job in the cycle that emits the current job's last record;
 * behind the walker, ``BACK_END_STAGES`` steps that never stall: the walk register,
-  datapath stages A0..B2, then the beat queue of ``beat_queue`` entries (the
-  configuration's; at least ``BACK_END_STAGES + 1``), whose head is
+  datapath stages A0..B2 (with a request former, :data:`.config.FORMER_STAGES` more:
+  its input register and its two stages, :func:`back_end_stages`), then the beat queue
+  of ``beat_queue`` entries (the configuration's; at least one more than the steps
+  before it), whose head is
   the beat stream; the head leaves when it is taken (ready high), or at once if it has
   no beat;
 * the credit for the next cycle is a register: it is given when the records in stages
@@ -47,11 +49,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE
-from .unit import check
-from .types import CHUNK_BYTES
+from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
+from .layout import decode_descriptor
+from .memory import LINE_BYTES, Memory, MemoryGate, MemoryRun, memory_run, merge, simulate, smem_wavefronts
+from .unit import check, complete
+from .types import CHUNK_BYTES, Operation
 
-__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "COMPLETION_LATENCY", "CHECK_CYCLES", "commit_cycles", "Timing", "ReadyPattern",
+__all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "back_end_stages", "COMPLETION_LATENCY", "CHECK_CYCLES",
+           "commit_cycles", "Timing", "ReadyPattern", "MemoryBeats", "memory_beats", "scenario_copies",
+           "predict_memory",
            "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
@@ -64,6 +70,13 @@ BACK_END_STAGES = 8
 # The walker emits a record only when the records behind it leave room in the beat queue
 # for one more; the shallowest queue allowed keeps every stage behind the walker busy.
 assert BEAT_QUEUE_RANGE[0] == BACK_END_STAGES + 1, "the least beat queue is not the back end's records"
+
+
+def back_end_stages(config: UnitConfig) -> int:
+    """Steps from the walker to the beat stream in a unit of ``config``:
+    :data:`BACK_END_STAGES`, and :data:`.config.FORMER_STAGES` more with a request former
+    (one less than ``config.least_beat_queue`` either way)."""
+    return BACK_END_STAGES + (FORMER_STAGES if config.request_former else 0)
 #: Cycles from the last record leaving to its completion being offered: Amaranth's
 #: SyncFIFOBuffered is a FIFO whose entry is readable the cycle after its write, plus an
 #: output register (one more).
@@ -245,20 +258,20 @@ class _FrontEnd:
 class _Schedule:
     """The back end in steady state from cycle ``start``, in closed form: the walker holds
     a job in every cycle (it emits a record whenever it holds a credit), every record
-    behind it is a beat, ``held`` (at least ``BACK_END_STAGES``) records are behind it
-    (walk register, A0..B2, queue) and the credit equals ``held < size``, ``size`` the
-    beat queue's entries.
+    behind it is a beat, ``held`` (at least ``stages``, the back end's steps) records are
+    behind it (walk register, the stages after it, queue) and the credit equals ``held <
+    size``, ``size`` the beat queue's entries.
 
-    The queue then holds a beat at every ready cycle (at most six records are in the
-    stages), so the beats leave in consecutive ready cycles, and the records held follow
+    The queue then holds a beat at every ready cycle (at most ``stages - 2`` records are
+    in the stages), so the beats leave in consecutive ready cycles, and the records held follow
     ``held' = held + credit - ready`` with ``credit = held < size``. Below the
     queue's size the credit is always given and each low cycle adds one record; from the
     low cycle that fills it on (``full``), the count after a cycle is
     ``size - ready``, so the credit of a cycle is the ready bit of the one before.
     """
 
-    def __init__(self, ready: ReadyPattern, start: int, held: int, size: int):
-        self.ready, self.start, self.held, self.size = ready, start, held, size
+    def __init__(self, ready: ReadyPattern, start: int, held: int, size: int, stages: int = BACK_END_STAGES):
+        self.ready, self.start, self.held, self.size, self.stages = ready, start, held, size, stages
         if held >= size:
             self.full = start                           # full already: no credit now
         else:                                           # None: never full
@@ -279,35 +292,46 @@ class _Schedule:
         return self.ready.nth_high(self.highs_before_full + n - self.before - 1) + 1
 
     def state(self, end: int):
-        """(occupancy of the walk register and A0..B2, records held, credit) at cycle
-        ``end``, at least ``BACK_END_STAGES`` cycles after the start."""
-        assert end >= self.start + BACK_END_STAGES, "the stages' occupancy needs their cycles in the schedule"
+        """(occupancy of the walk register and the stages before the queue, records held,
+        credit) at cycle ``end``, at least ``stages`` cycles after the start."""
+        assert end >= self.start + self.stages, "the stages' occupancy needs their cycles in the schedule"
         ready = self.ready
         if self.full is None or end <= self.full:
             held = self.held + ready.count_low_before(end) - ready.count_low_before(self.start)
         else:
             held = self.size - int(ready[end - 1])
-        occupied = [self.credit(end - 1 - k) for k in range(BACK_END_STAGES - 1)]
+        occupied = [self.credit(end - 1 - k) for k in range(self.stages - 1)]
         return occupied, held, held < self.size
 
 
 def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True,
             beat_queue: int = UnitConfig.beat_queue, completion_ready=None,
-            completion_depth: int = UnitConfig.completion_depth) -> Timing:
+            completion_depth: int = UnitConfig.completion_depth, stages: int = BACK_END_STAGES,
+            gate=None) -> Timing:
     """Beat and completion cycles of a request sequence. ``records``: per request, what
     :func:`records_of` says; ``gaps``: idle cycles before each request; ``ready``: the beat
     stream's ready pattern; ``beat_queue`` and ``completion_depth``: the queues' entries
     (the configuration's); ``completion_ready``: the completion stream's ready pattern
-    (None: always ready). ``skip``: step over steady stretches (False: every cycle one by
-    one, the slow reference the fast path is tested against); a completion stream that
-    is not always ready is stepped every cycle."""
-    if not BEAT_QUEUE_RANGE[0] <= beat_queue:
-        raise ValueError(f"beat_queue: {beat_queue} entries, fewer than the {BEAT_QUEUE_RANGE[0]} "
+    (None: always ready); ``stages``: the back end's steps (:func:`back_end_stages`).
+    ``skip``: step over steady stretches (False: every cycle one by one, the slow
+    reference the fast path is tested against); a completion stream that is not always
+    ready is stepped every cycle. ``gate``: a memory that holds the beat stream back
+    (:class:`.memory.MemoryGate`; the stream is otherwise always ready): each beat is
+    taken only from the cycle the gate opens for it, and the gate is told when; stepped
+    every cycle."""
+    if not stages + 1 <= beat_queue:
+        raise ValueError(f"beat_queue: {beat_queue} entries, fewer than the {stages + 1} "
                          "records the back end can hold on their way to it")
     if not COMPLETION_DEPTH_RANGE[0] <= completion_depth:
         raise ValueError(f"completion_depth: {completion_depth} entries, fewer than the {COMPLETION_DEPTH_RANGE[0]} "
                          "a completion a cycle needs")
     ready = ready if isinstance(ready, ReadyPattern) else ReadyPattern(ready)
+    if gate is not None:
+        if ready.per_period != ready.period:
+            raise ValueError("a memory gate holds back a beat stream that is otherwise always ready: the ready "
+                             "pattern must be always high")
+        skip = False
+    taken_beats = 0
     # the completion queue, stepped only when the stream may stall (else a completion is
     # taken COMPLETION_LATENCY cycles after it is written, and steady stretches are skipped)
     completions = None
@@ -324,31 +348,36 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     completed = 0
 
     front = _FrontEnd([int(g) for g in gaps])
-    # behind the walker: the walk register and stages A0..B2 (a record: (job, is_beat,
-    # last) or None), then the beat queue
-    pipe = [None] * (BACK_END_STAGES - 1)
+    # behind the walker: the walk register and the stages after it (a record: (job,
+    # is_beat, last) or None), then the beat queue
+    pipe = [None] * (stages - 1)
     queue = deque()
     issue = True
     busy, job, left, job_beats = False, 0, 0, False
     cycle = 0
     while completed < count and cycle < max_cycles:
         # -- a steady stretch in one move, across the jobs the walker takes without a gap
-        if skip and busy and job_beats and left >= BACK_END_STAGES + 1:
+        if skip and busy and job_beats and left >= stages + 1:
             waiting = list(queue) + [r for r in reversed(pipe) if r is not None]    # in leaving order
             held = len(waiting)
-            if held >= BACK_END_STAGES and issue == (held < beat_queue) and all(r[1] for r in waiting):
+            if held >= stages and issue == (held < beat_queue) and all(r[1] for r in waiting):
                 cycle, busy, job, left, job_beats, pipe, queue, issue, completed = _steady(
-                    ready, beat_queue, cycle, front, records, job, left, waiting, runs, completion_cycles, completed)
+                    ready, beat_queue, stages, cycle, front, records, job, left, waiting, runs, completion_cycles,
+                    completed)
                 continue
 
         # -- one cycle
         # the beat queue's head leaves when the stream takes it (a record without a beat
         # leaves at once); its completion is queued as it leaves
         written = None
-        if queue and (not queue[0][1] or ready[cycle]) and (not queue[0][2] or completions is None or completions.room()):
+        if queue and (not queue[0][1] or (ready[cycle] and (gate is None or cycle >= gate.opens(taken_beats)))) and (
+                not queue[0][2] or completions is None or completions.room()):
             head = queue.popleft()
             if head[1]:
                 runs.append((ready.count_before(cycle), 1, head[0]))
+                if gate is not None:
+                    gate.take(taken_beats, cycle)
+                taken_beats += 1
             if head[2] and completions is None:
                 completion_cycles[head[0]] = cycle + COMPLETION_LATENCY
                 completed += 1
@@ -382,16 +411,17 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     return Timing(*_beat_arrays(runs, ready), *_completions(completion_cycles, count))
 
 
-def _steady(ready, beat_queue, start, front, records, job, left, waiting, runs, completion_cycles, completed):
+def _steady(ready, beat_queue, stages, start, front, records, job, left, waiting, runs, completion_cycles,
+            completed):
     """A steady stretch from cycle ``start`` (:class:`_Schedule`): the walker in job
-    ``job`` with ``left`` records to emit (at least ``BACK_END_STAGES + 1``, so the
+    ``job`` with ``left`` records to emit (at least ``stages + 1``, so the
     stretch outlasts the stages), the beats ``waiting`` behind it. It runs across every
     job the walker finds in the job register as it emits a job's last record, the front
     end stepped beside it (:meth:`_FrontEnd.idle`: one step per job when requests wait),
     and stops in the cycle after the walker takes no job or a rejected request (whose
     record carries no beat). The beats leave in consecutive ready cycles, the ones
     waiting first. Returns the loop's state at that cycle."""
-    schedule = _Schedule(ready, start, len(waiting), beat_queue)
+    schedule = _Schedule(ready, start, len(waiting), beat_queue, stages)
     # the records in leaving order, as segments (request, records, the last one is its last)
     segments = [(record[0], 1, record[2]) for record in waiting]
     emitted = 0
@@ -438,6 +468,84 @@ def _steady(ready, beat_queue, start, front, records, job, left, waiting, runs, 
     return end, busy, job if busy else 0, left, job_beats, pipe, queue, issue, completed
 
 
+@dataclass(frozen=True)
+class MemoryBeats:
+    """A request sequence's beats, in order, with what the memory side needs of each
+    (:mod:`.memory`): its L2 requests, the sector bytes they move, its shared-memory
+    wavefronts and its request's operation; and the copy's global bytes used and
+    shared-memory bytes."""
+    requests: np.ndarray
+    sector_bytes: np.ndarray
+    wavefronts: np.ndarray
+    operations: np.ndarray
+    used_bytes: int
+    smem_bytes: int
+
+    def gate(self, memory: "Memory") -> "MemoryGate":
+        return MemoryGate(self.requests, self.sector_bytes, self.wavefronts, self.operations, memory)
+
+    def run(self, ready, memory: "Memory") -> "MemoryRun":
+        """The memory side with the unit offering beat ``b`` from cycle ``ready[b]``
+        (:func:`.memory.simulate`)."""
+        return simulate(ready, self.requests, self.sector_bytes, self.wavefronts, self.operations, self.smem_bytes,
+                        memory)
+
+    def after(self, gate: "MemoryGate", departure) -> "MemoryRun":
+        """The memory side of beats that left at ``departure`` through ``gate``."""
+        return memory_run(gate, departure, self.wavefronts, self.operations, self.smem_bytes)
+
+
+def memory_beats(copies, lanes: int, granule: int) -> MemoryBeats:
+    """The :class:`MemoryBeats` of copies (``(transactions, operation, unit_smem_bytes)``
+    each, in order; a copy without transactions makes no beat) on a unit of ``lanes``
+    lanes, requests merged into ``granule``-byte granules."""
+    requests, sector_bytes, wavefronts, operations = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], \
+        [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    used = smem = 0
+    for t, operation, unit_smem_bytes in copies:
+        if t is None or not len(t):
+            continue
+        merged = merge(t, lanes, operation, granule)
+        requests.append(merged.per_beat())
+        sector_bytes.append(merged.sector_bytes_per_beat())
+        wavefronts.append(smem_wavefronts(t, lanes, unit_smem_bytes, operation))
+        operations.append(np.full(merged.beats, int(operation), dtype=np.int64))
+        used += int(merged.used_bytes.sum())
+        if operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
+            smem += int(t.units.sum()) * unit_smem_bytes
+    return MemoryBeats(*(np.concatenate(a) for a in (requests, sector_bytes, wavefronts, operations)), used, smem)
+
+
+def scenario_copies(config: UnitConfig, images: dict, valid_slots: int, requests: list) -> list:
+    """``(transactions, operation, unit_smem_bytes)`` of each hardware request on descriptor
+    images (None transactions for a request the unit refuses)."""
+    copies = []
+    for fields in requests:
+        slot = fields["slot"]
+        valid = slot < config.slots and (valid_slots >> slot) & 1
+        image = images.get(slot) if valid else None
+        answer = complete(image, fields, config)
+        unit_bytes = decode_descriptor(image).info.unit_smem_bytes if answer.transactions is not None else 0
+        copies.append((answer.transactions, Operation(fields["operation"]), unit_bytes))
+    return copies
+
+
+def predict_memory(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, memory: "Memory",
+                   granule: int | None = None) -> tuple[Timing, "MemoryRun"]:
+    """The cycle every beat, completion, L2 request, return and shared-memory access of a
+    request sequence happens in, its beat stream held back by ``memory`` alone (requests
+    merged into ``granule`` bytes: default the configuration's request former's, else one
+    line): :func:`predict` with the memory's gate, then :func:`.memory.memory_run`."""
+    beats = memory_beats(scenario_copies(config, images, valid_slots, requests), config.lanes,
+                         granule or config.request_former or LINE_BYTES)
+    gate = beats.gate(memory)
+    records = [records_of(images.get(f["slot"]) if f["slot"] < config.slots and (valid_slots >> f["slot"]) & 1
+                          else None, f, config) for f in requests]
+    timing = predict(records, gaps, [1], beat_queue=config.beat_queue, completion_depth=config.completion_depth,
+                     stages=back_end_stages(config), gate=gate)
+    return timing, beats.after(beats.gate(memory), timing.beat_cycles)
+
+
 def _beat_arrays(runs, ready: ReadyPattern):
     """The beats' cycles and requests from the runs of consecutive high-cycle numbers."""
     if not runs:
@@ -472,4 +580,4 @@ def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, request
         valid = slot < config.slots and (valid_slots >> slot) & 1
         records.append(records_of(images.get(slot) if valid else None, fields, config))
     return predict(records, gaps, ready, beat_queue=config.beat_queue, completion_ready=completion_ready,
-                   completion_depth=config.completion_depth)
+                   completion_depth=config.completion_depth, stages=back_end_stages(config))

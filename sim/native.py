@@ -171,7 +171,8 @@ class NativeUnit:
             pointer(np.int64, flags="C"),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.c_longlong,
             ctypes.POINTER(ctypes.c_longlong),
-            pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong)]
+            pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong),
+            ctypes.c_longlong, ctypes.c_longlong] + [pointer(np.int32, flags="C")] * 4
         self.lib.tma_run.restype = ctypes.c_longlong
         self.records = hasattr(self.lib, "tma_wave_open")       # a recorder built in: waveform()
         if self.records:
@@ -254,12 +255,14 @@ class NativeUnit:
 
     def run(self, requests: list, gaps: np.ndarray, ready: np.ndarray, max_beats: int,
             max_cycles: int = 1 << 40, completion_ready: np.ndarray | None = None, reset_cycle: int | None = None,
-            bus_write: tuple | None = None):
+            bus_write: tuple | None = None, gate=None):
         """Run the requests (field dicts); returns (beat words, beat cycles, completion words,
         completion cycles, cycles run). ``completion_ready``: the completion stream's ready
         pattern (default always); ``reset_cycle``: a cycle with the reset high, after which
         the requests not yet accepted are offered; ``bus_write``: (cycle,
-        byte address, word), a bus write started in that cycle of the run. Afterwards
+        byte address, word), a bus write started in that cycle of the run; ``gate``: a
+        memory that holds the beat stream back as well (:class:`.memory.MemoryGate`, its
+        rules built into the run loop from its arrays). Afterwards
         ``accept_cycles`` holds the cycle each request was accepted (-1: never) and
         ``bus_done`` the cycle the write was answered (-1: never)."""
         count = len(requests)
@@ -277,6 +280,10 @@ class NativeUnit:
         bus_cycle, bus_address, bus_data = bus_write if bus_write is not None else (-1, 0, 0)
         bus_done = ctypes.c_int64()
         accept_cycles = np.full(max(count, 1), -1, dtype=np.int64)
+        gated = gate.arrays() if gate is not None else {"requests": [], "hold": [], "reads": [], "latencies": [],
+                                                         "in_flight": 0}
+        memory = [np.ascontiguousarray(np.r_[gated[name], 0], dtype=np.int32)
+                  for name in ("requests", "hold", "reads", "latencies")]    # a 0 after each: no empty array
         cycles = self.lib.tma_run(self.handle, max_cycles, count, request_words,
                                   np.ascontiguousarray(gaps, dtype=np.int32),
                                   np.ascontiguousarray(ready, dtype=np.uint8), len(ready),
@@ -284,15 +291,16 @@ class NativeUnit:
                                   -1 if reset_cycle is None else reset_cycle, bus_cycle, bus_address >> 2, bus_data,
                                   ctypes.byref(bus_done), accept_cycles, beats, beat_cycles,
                                   max_beats, ctypes.byref(n_beats), completions, completion_cycles,
-                                  ctypes.byref(n_completions))
+                                  ctypes.byref(n_completions), gated["in_flight"], len(gated["requests"]), *memory)
         self.accept_cycles, self.bus_done = accept_cycles[:count], bus_done.value
         return (beats[:n_beats.value], beat_cycles[:n_beats.value], completions[:n_completions.value],
                 completion_cycles[:n_completions.value], cycles)
 
 
 
-def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
-    """Run ``scenario`` on a compiled unit under the lockstep checker."""
+def run_native(scenario: Scenario, unit: NativeUnit, gate=None) -> RunResult:
+    """Run ``scenario`` on a compiled unit under the lockstep checker; with ``gate``, a
+    memory holding the beat stream back as well (:meth:`NativeUnit.run`)."""
     checker = LockstepChecker(scenario)
     for slot, image in scenario.images.items():
         if image is not None:
@@ -302,7 +310,7 @@ def run_native(scenario: Scenario, unit: NativeUnit) -> RunResult:
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
         scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap),
         ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1,
-        completion_ready=completion_pattern(scenario))
+        completion_ready=completion_pattern(scenario), gate=gate)
     # replay in cycle order: beats and completions interleaved as the RTL produced them
     events = sorted([(int(c), 0, i) for i, c in enumerate(beat_cycles)]
                     + [(int(c), 1, i) for i, c in enumerate(completion_cycles)])

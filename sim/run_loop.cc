@@ -2,6 +2,44 @@
 // backends. Not compiled on its own: sim/native.py appends it to a backend's port access
 // (the Harness type and the SET, GET, PUT, TAKE, SETTLE, RISE, EVALUATE, EDGE macros) and
 // renames the ports, written here as Amaranth names them, as that backend spells them.
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <vector>
+
+// The memory behind the beat stream (model/memory.py, MemoryGate, whose rules and arrays
+// these are): beat n may leave from the cycle its requests find credits (a request's
+// credit back the cycle after it returns), the request path has moved the previous
+// beat's sectors, and, for a beat that reads shared memory as it leaves, the read port
+// is free. Each only loosens with time, so the first such cycle is found once per beat.
+struct MemoryGate {
+    long long in_flight, beats;
+    const int32_t *requests, *hold, *reads, *latencies;
+    std::priority_queue<long long, std::vector<long long>, std::greater<long long>> outstanding;
+    long long earliest = 0, read_port = 0, next_request = 0, beat = -1, threshold = 0;
+
+    long long opens(long long n) {
+        if (n != beat) {
+            long long t = earliest;
+            while ((long long)outstanding.size() + requests[n] > in_flight) {
+                t = std::max(t, outstanding.top() + 1);
+                outstanding.pop();
+            }
+            if (reads[n] >= 0) t = std::max(t, read_port);
+            beat = n;
+            threshold = t;
+        }
+        return threshold;
+    }
+
+    void take(long long n, long long cycle) {
+        for (int k = 0; k < requests[n]; k++) outstanding.push(cycle + latencies[next_request++]);
+        earliest = cycle + hold[n];
+        if (reads[n] >= 0) read_port = cycle + reads[n];
+        beat = -1;
+    }
+};
+
 extern "C" {
 
 void *tma_new() {
@@ -84,7 +122,9 @@ long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, con
 // yet accepted are offered after it. With
 // bus_cycle >= 0, a Wishbone write of bus_data to bus_word_address starts in that cycle,
 // beside the requests; *bus_done is the cycle it was acked (-1: not within the run). The
-// cycle each request was accepted goes to accept_cycles.
+// cycle each request was accepted goes to accept_cycles. With memory_beats > 0 a memory
+// gate (MemoryGate, from the arrays, in_flight credits) holds the beat stream back as
+// well: beat n is taken only from the cycle the gate opens for it.
 long long tma_run(void *p, long long max_cycles,
                   long long n_requests, const uint32_t *requests, const int32_t *gaps,
                   const uint8_t *ready, long long ready_length,
@@ -92,8 +132,11 @@ long long tma_run(void *p, long long max_cycles,
                   long long bus_cycle, uint32_t bus_word_address, uint32_t bus_data, int64_t *bus_done,
                   int64_t *accept_cycles,
                   uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
-                  uint32_t *completions, int64_t *completion_cycles, long long *n_completions) {
+                  uint32_t *completions, int64_t *completion_cycles, long long *n_completions,
+                  long long in_flight, long long memory_beats, const int32_t *beat_requests, const int32_t *beat_hold,
+                  const int32_t *beat_reads, const int32_t *latencies) {
     Harness *h = static_cast<Harness *>(p);
+    MemoryGate gate{in_flight, memory_beats, beat_requests, beat_hold, beat_reads, latencies};
     long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0, tail = 0, finished = -1;
     long long owed = n_requests;            // the completions the run waits for
     *n_beats = 0;
@@ -117,6 +160,8 @@ long long tma_run(void *p, long long max_cycles,
         SET(requests__valid, offer);
         if (offer) PUT(requests__payload, requests + next * REQUEST_WORDS);
         bool beat_ready = done || ready[cycles % ready_length] != 0;
+        bool gated = *n_beats < memory_beats;
+        if (gated && !done) beat_ready = beat_ready && cycles >= gate.opens(*n_beats);
         bool completion_ready_now = done || completion_ready[cycles % completion_ready_length] != 0;
         SET(beats__ready, beat_ready);
         SET(completions__ready, completion_ready_now);
@@ -129,6 +174,7 @@ long long tma_run(void *p, long long max_cycles,
             *bus_done = cycles;
         }
         if (beat_ready && GET(beats__valid) && *n_beats < max_beats) {
+            if (gated) gate.take(*n_beats, cycles);
             TAKE(beats__payload, beats + *n_beats * BEAT_WORDS);
             beat_cycles[*n_beats] = cycles;
             ++*n_beats;

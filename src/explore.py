@@ -18,7 +18,7 @@ from pathlib import Path
 from .model.config import UnitConfig, ALL_MODES
 from .model.errors import ErrorCode, TmaError
 from .model.memory import SMEM_BYTES_PER_CYCLE
-from .model.timing import commit_cycles, predict, records_from
+from .model.timing import back_end_stages, commit_cycles, predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS
@@ -146,7 +146,8 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         moved = sum(count for _, count in checks)
         timing = predict([records_from(status, count, config) for status, count in checks],
                          [request_gap] * len(requests), ready, beat_queue=config.beat_queue,
-                         completion_ready=completion_ready, completion_depth=config.completion_depth)
+                         completion_ready=completion_ready, completion_depth=config.completion_depth,
+                         stages=back_end_stages(config))
         # a unit that checks at commit checks the workload's descriptors before its first
         # request: the cycles the SLOT_VALID write waits count against it
         cycles = timing.cycles + commit_cycles(config, bin(valid).count("1"))

@@ -14,10 +14,10 @@ import csv
 
 import numpy as np
 
-from .model import Operation, transactions
+from .model import transactions
 from .model.config import UnitConfig
-from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, merge, smem_wavefronts, simulate
-from .model.timing import predict_scenario
+from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, simulate, smem_wavefronts
+from .model.timing import memory_beats, predict_scenario
 from .workloads import workload
 
 __all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "little", "in_flight_for", "plot_bandwidth",
@@ -52,22 +52,11 @@ def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
     w = workload(name)
     images, valid, fields_ = w.stream(config)
     timing = predict_scenario(config, images, valid, fields_, [0] * len(fields_), [1])
-    requests, sector_bytes, wavefronts, operations = [], [], [], []
-    used = smem = 0
-    for slot, req in w.requests:
-        tm = w.maps[slot]
-        t = transactions(tm, req)
-        merged = merge(t, config.lanes, req.operation, granule)
-        requests.append(merged.per_beat())
-        sector_bytes.append(merged.sector_bytes_per_beat())
-        wavefronts.append(smem_wavefronts(t, config.lanes, tm.info.unit_smem_bytes, req.operation))
-        operations.append(np.full(merged.beats, int(req.operation)))
-        used += int(merged.used_bytes.sum())
-        if req.operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
-            smem += int(t.units.sum()) * tm.info.unit_smem_bytes
-    beats = Beats(timing.beat_cycles.astype(np.int64), *(np.concatenate(a) for a in
-                                                         (requests, sector_bytes, wavefronts, operations)),
-                  used, smem, w.tiles)
+    copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
+              for slot, req in w.requests]
+    m = memory_beats(copies, config.lanes, granule)
+    beats = Beats(timing.beat_cycles.astype(np.int64), m.requests, m.sector_bytes, m.wavefronts, m.operations,
+                  m.used_bytes, m.smem_bytes, w.tiles)
     assert len(beats.ready) == len(beats.requests), "the timing model's beats are not the transactions'"
     return beats
 

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st, HealthCheck
 
 from tma_unit.model.config import UnitConfig
-from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict, predict_scenario,
-                                   ReadyPattern)
+from tma_unit.model.memory import Memory
+from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, memory_beats, predict,
+                                   predict_memory, predict_scenario, scenario_copies, ReadyPattern)
 from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.native import run_native
@@ -52,8 +53,12 @@ def test_demo_suite(lanes, probability, max_gap):
 BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="sm90"),
                  UnitConfig(lanes=8, slots=8, modes="tiled+gather4", swizzles="sm90")]
 #: Units that step addresses (UnitConfig.addressing): the set-up's sums ride in the front
-#: end's stages and the lanes' steps in the walker's, so no cycle changes.
-STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step"), UnitConfig(lanes=8, slots=8, addressing="step")]
+#: end's stages and the lanes' steps in the walker's, so no cycle changes. They are built
+#: with a request former too (UnitConfig.request_former, a block of its own in the
+#: datapath), whose stages the timing model adds: one build of each serves both options,
+#: here and in tests/test_step_addressing.py's campaigns.
+STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step", request_former=128),
+            UnitConfig(lanes=8, slots=8, addressing="step", request_former=128)]
 #: Beat queues of other depths (UnitConfig.beat_queue): 40, past one LUT RAM's 16 entries
 #: and not a power of two (the queue's pointers wrap at 40), and the least queues of
 #: tests/test_queue_depths.py's campaigns (9 and 3 entries), which also check the rules at
@@ -67,7 +72,7 @@ LEAST_CHECKED_AT_COMMIT = [UnitConfig(lanes=lanes, slots=8, beat_queue=9, comple
 @pytest.mark.slow           # a Verilator build of each
 @pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING + QUEUES + LEAST_CHECKED_AT_COMMIT,
                          ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}-queue{c.beat_queue}"
-                                       f"-completion{c.completion_depth}-{c.checks}")
+                                       f"-completion{c.completion_depth}-{c.checks}-former{c.request_former}")
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
 def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
@@ -214,3 +219,57 @@ def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
             for depth in (9, 16, 40)}
     assert last[9] - last[16] == 4 * (16 - 9)
     assert last[16] - last[40] == 4 * (40 - 16)
+
+
+# ---- the memory side: the beat stream held back by a memory ------------------------------
+
+#: Memories whose credits, request path or latency spread bind (model/memory.py): short
+#: latencies, so a run is thousands of cycles, not millions.
+MEMORIES = [Memory(latency=40, in_flight=3), Memory(latency=90, in_flight=12, latency_spread=30, seed=5),
+            Memory(latency=25, in_flight=64, bytes_per_cycle=16)]
+
+
+def assert_same_memory_timing(scenario, memory):
+    """The RTL, its beat stream held back by ``memory`` (the run loop's gate, from the
+    model's requests per beat), against the timing model stepping the same memory: the
+    cycle of every beat (each beat's requests issue with it), completion, return and
+    shared-memory access."""
+    config = scenario.config
+    gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
+    timing, predicted = predict_memory(config, scenario.images, scenario.valid_slots, scenario.requests, gaps, memory)
+    beats = memory_beats(scenario_copies(config, scenario.images, scenario.valid_slots, scenario.requests),
+                         config.lanes, config.request_former)
+    rtl = run_native(scenario, unit(config), beats.gate(memory))      # the lockstep checker checks every beat too
+    got = beats.after(beats.gate(memory), rtl.beat_cycles)
+    assert timing.beat_cycles.tolist() == list(rtl.beat_cycles)
+    assert timing.completion_cycles.tolist() == list(rtl.completion_cycles)
+    for name in ("issue", "returned", "written"):
+        assert getattr(predicted, name).tolist() == getattr(got, name).tolist(), name
+    assert predicted.cycles == got.cycles
+    return timing
+
+
+@pytest.mark.parametrize("config", [STEPPING[0], pytest.param(STEPPING[1], marks=pytest.mark.slow)],
+                         ids=["lanes1", "lanes8"])
+@pytest.mark.parametrize("memory", MEMORIES, ids=["credits", "spread", "path"])
+def test_demo_suite_behind_a_memory(config, memory):
+    scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
+    scenario.seed, scenario.max_gap = 13, 5
+    held = assert_same_memory_timing(scenario, memory)
+    free = predict_scenario(config, scenario.images, scenario.valid_slots, scenario.requests,
+                            request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap), [1])
+    assert held.cycles > 1.5 * free.cycles              # the memory held the stream back
+
+
+@pytest.mark.parametrize("config", [STEPPING[0], pytest.param(STEPPING[1], marks=pytest.mark.slow)],
+                         ids=["lanes1", "lanes8"])
+def test_random_sequences_behind_a_memory(config):
+    @settings(max_examples=25, **SETTINGS)
+    @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
+           st.sampled_from([0, 2, 30]))
+    def check(scenario, memory, max_gap):
+        scenario.ready_probability, scenario.max_gap = 1.0, max_gap
+        scenario.completion_ready_probability, scenario.completion_stall = 1.0, None
+        assert_same_memory_timing(scenario, memory)
+
+    check()
