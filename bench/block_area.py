@@ -3,15 +3,16 @@ datapath with its queues), of the whole unit and of the request former behind it
 (docs/memory.md), for units built with different access
 modes and swizzles (``UnitConfig.modes``, ``.swizzles``), queue depths
 (``UnitConfig.beat_queue``, ``.completion_depth``), how addresses are made
-(``UnitConfig.addressing``) and where the rules are checked (``UnitConfig.checks``; at
-commit, the checker is in the descriptor file): Yosys ``synth_ecp5``, no place and route
+(``UnitConfig.addressing``), where the rules are checked (``UnitConfig.checks``; at
+commit, the checker is in the descriptor file) and with or without the request former in
+the datapath (``UnitConfig.request_former``): Yosys ``synth_ecp5``, no place and route
 (src/synth.py, cached). A block on its own sees its links as ports, so the blocks' sum
 is not the unit's figure: inside the unit, constants cross from one block into the next
 (a mode not built is a constant 0 from the front end on).
 
 Run: python bench/block_area.py [--lanes 1] [--slots 8] [--options all/all tiled/sm90 ...]
 [--beat-queue 9 16 32] [--completion-depth 3 4 16] [--addressing multiply step]
-[--checks per_request at_commit]
+[--checks per_request at_commit] [--request-former 0 128]
 [--blocks datapath ...] [--workers N]
 """
 
@@ -42,6 +43,8 @@ def main():
                         help="how addresses are made (UnitConfig.addressing)")
     parser.add_argument("--checks", nargs="+", default=[UnitConfig.checks], choices=CHECKS,
                         help="where the descriptor's rules are checked (UnitConfig.checks)")
+    parser.add_argument("--request-former", type=int, nargs="+", default=[UnitConfig.request_former],
+                        help="the request former's granule in the datapath, 0 for none (UnitConfig.request_former)")
     parser.add_argument("--blocks", nargs="+", default=list(BLOCKS), choices=list(BLOCKS))
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     args = parser.parse_args()
@@ -49,19 +52,21 @@ def main():
     for option in args.options:
         modes, _, swizzles = option.partition("/")
         configs += [UnitConfig(lanes=args.lanes, slots=args.slots, modes=modes, swizzles=swizzles or "all",
-                               beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks)
+                               beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks,
+                               request_former=former)
                     for queue in args.beat_queue for depth in args.completion_depth
-                    for addressing in args.addressing for checks in args.checks]
+                    for addressing in args.addressing for checks in args.checks for former in args.request_former]
     jobs = [(config, block) for config in configs for block in args.blocks]
     with ProcessPoolExecutor(args.workers) as pool:
         results = dict(zip(jobs, pool.map(_area, *zip(*jobs))))
     print(f"lanes {args.lanes}, slots {args.slots}: logic cells (LUT4 + 2 x CCU2C) / flip-flops / MULT18X18D "
           "/ LUT RAM ports")
-    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'addr':8} {'checks':11} " + " ".join(f"{block:>22}" for block in args.blocks))
+    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'addr':8} {'checks':11} {'former':>6} "
+          + " ".join(f"{block:>22}" for block in args.blocks))
     for config in configs:
         cells = [results[(config, block)] for block in args.blocks]
         print(f"{config.modes:30} {config.swizzles:4} {config.beat_queue:>5} {config.completion_depth:>5} "
-              f"{config.addressing:8} {config.checks:11} "
+              f"{config.addressing:8} {config.checks:11} {config.request_former:>6} "
               + " ".join(f"{f'{r.luts}/{r.flip_flops}/{r.dsps}/{r.lutram_ports}':>22}" for r in cells))
 
 

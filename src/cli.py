@@ -396,7 +396,8 @@ def cmd_verify(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(campaign.report_to_json(report), indent=1) + "\n")
     unit = None
-    for failure in report["failures"]:
+    kept = _flag_int(args.reproducers, "--reproducers")
+    for failure in report["failures"][:kept]:
         unit = unit or campaign.make_unit(config, backend, args.optimize)
         small, note = campaign.reproducer(failure, report, unit)
         path = campaign.write_reproducer(Path(args.out) / f"{report['seed']}-{failure.index}.json", small,
@@ -404,6 +405,9 @@ def cmd_verify(args) -> int:
                                          generator=failure.generator, generators=report["generators"], note=note)
         print(f"reproducer: {path} ({len(small.requests)} of {len(failure.scenario['requests'])} requests; "
               f"tma-unit verify --replay {path}){' ' + note if note else ''}")
+    if len(report["failures"]) > kept:
+        print(f"no reproducer for the other {len(report['failures']) - kept} differences (--reproducers {kept}): "
+              "their scenarios are listed in --json's report")
     return 1 if report["failures"] else 0
 
 
@@ -474,8 +478,8 @@ def _add_built_options(parser, sweep=False):
     """``--modes``, ``--swizzles``, ``--addressing``, ``--checks``, ``--beat-queue`` and
     ``--completion-depth``: what the unit is built with (UnitConfig); a sweep takes
     comma-separated lists of them."""
-    from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, CHECKS, COMPLETION_DEPTH_RANGE, MODE_FAMILIES,
-                               SWIZZLE_SETS, UnitConfig)
+    from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, CHECKS, COMPLETION_DEPTH_RANGE, FORMER_GRANULE_RANGE,
+                               MODE_FAMILIES, SWIZZLE_SETS, UnitConfig)
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -496,14 +500,22 @@ def _add_built_options(parser, sweep=False):
                         help=f"{many}entries of the completion queue, {COMPLETION_DEPTH_RANGE[0]}.."
                              f"{COMPLETION_DEPTH_RANGE[1]} (default {UnitConfig.completion_depth}; more ride out "
                              "longer stalls of the completion stream)")
+    if not sweep:
+        parser.add_argument("--request-former", default="0", metavar="GRANULE",
+                            help=f"build a request former of GRANULE bytes ({FORMER_GRANULE_RANGE[0]}.."
+                                 f"{FORMER_GRANULE_RANGE[1]}, a power of two) in front of the beat queue: every "
+                                 "beat carries its L2 requests (docs/memory.md); default 0, none")
 
 
 def _built(args) -> dict:
-    """The ``modes``, ``swizzles``, ``addressing``, ``checks``, ``beat_queue`` and
-    ``completion_depth`` arguments of a UnitConfig from the flags."""
-    return {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing, "checks": args.checks,
-            "beat_queue": _flag_int(args.beat_queue, "beat_queue"),
-            "completion_depth": _flag_int(args.completion_depth, "completion_depth")}
+    """The ``modes``, ``swizzles``, ``addressing``, ``checks``, ``beat_queue``,
+    ``completion_depth`` and ``request_former`` arguments of a UnitConfig from the flags."""
+    built = {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing, "checks": args.checks,
+             "beat_queue": _flag_int(args.beat_queue, "beat_queue"),
+             "completion_depth": _flag_int(args.completion_depth, "completion_depth")}
+    if hasattr(args, "request_former"):
+        built["request_former"] = _flag_int(args.request_former, "request_former")
+    return built
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -603,6 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--address-width", type=int, default=64)
     _add_built_options(verify)
     verify.add_argument("--out", default="verify-failures", help="folder for reproducers (default verify-failures)")
+    verify.add_argument("--reproducers", default="20",
+                        help="shrink and write a reproducer for the first this many differences (default 20; "
+                             "a bug that breaks every scenario would otherwise spend minutes on thousands)")
     verify.add_argument("--json", help="write the report as JSON to this file")
     verify.add_argument("--replay", help="run one reproducer file again")
     verify.add_argument("--vcd", help="with --replay: record the run's waveform to this VCD file")
