@@ -61,10 +61,10 @@ CHECKS = ("per_request", "at_commit")
 #: the front end take requests, while the beat stream is stalled (docs/queues.md).
 BEAT_QUEUE_RANGE = (9, 256)
 
-#: Registers a request former adds in front of the beat queue: its input register and its
-#: two stages (rtl/datapath.py, rtl/request_former.py). A unit built with one needs that
-#: many more beat-queue entries, for the same reason as above.
-FORMER_STAGES = 3
+#: Registers a request former adds in front of the beat queue: its four stages
+#: (rtl/request_former.py). A unit built with one needs that many more beat-queue
+#: entries, for the same reason as above.
+FORMER_STAGES = 4
 #: The request former's granules (``UnitConfig.request_former``), bytes: a power of two
 #: from one L2 line (a chunk's bytes span less than 128, so it touches two granules at
 #: most) to the memory model's largest, a 4 KiB page.

@@ -28,11 +28,10 @@ B1, B2. the global address's adder tree, one level in B1 (behind the DSP blocks'
     compares of every unit's offset (from the job alone) with the window and the AND of
     dimensions 1..4's bits, and in B2 the unit's in-bounds bit, the AND of all three;
 C.  the last terms (up to four) by carry-save adders and one carry chain, into the
-    beat queue; in a unit with a request former (``UnitConfig.request_former``), into a
-    register instead, then the former's two stages (:mod:`.request_former`), then the
-    queue: :data:`~tma_unit.model.config.FORMER_STAGES` more, none of which stalls. The
-    register keeps stage C's carry chain and the former's adds on the address's low
-    bits in two paths.
+    beat queue; in a unit with a request former (``UnitConfig.request_former``), into the
+    former's stages first (:mod:`.request_former`): :data:`~tma_unit.model.config.FORMER_STAGES`
+    more, none of which stalls. Its first stage only registers the address's bits, so
+    stage C's carry chain ends there as it did at the queue.
 
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
@@ -349,18 +348,14 @@ class Datapath(wiring.Component):
         return head, taken, fifo
 
     def _formed(self, m, queued, valid):
-        """The request former between stage C and the beat queue: a register, then the
-        former's two stages, its output always taken, the record's other fields beside
-        them. Returns the record with its requests, and its valid bit."""
+        """The request former between stage C and the beat queue, its output always taken,
+        the record's other fields beside its stages. Returns the record with its
+        requests, and its valid bit."""
         config = self.config
         m.submodules.former = former = RequestFormer(config)
-        record = Signal.like(queued, reset_less=True, name="former_input")
-        record_valid = Signal(name="former_input_valid")
-        m.d.sync += [record.eq(queued), record_valid.eq(valid)]
-        m.d.comb += [former.beats.valid.eq(record_valid), former.beats.payload.eq(record.beat),
-                     former.requests.ready.eq(1)]
-        side = Cat(record.is_beat, record.has_completion, record.completion)
-        for k in range(FORMER_STAGES - 1):                  # beside the former's stages
+        m.d.comb += [former.beats.valid.eq(valid), former.beats.payload.eq(queued.beat), former.requests.ready.eq(1)]
+        side = Cat(queued.is_beat, queued.has_completion, queued.completion)
+        for k in range(FORMER_STAGES):                      # beside the former's stages
             later = Signal.like(side, reset_less=True, name=f"former_side{k}")
             m.d.sync += later.eq(side)
             side = later

@@ -1,22 +1,26 @@
 """The request former (docs/memory.md, "The request former"): each beat's chunks merged
 into L2 requests, one per aligned granule its in-bounds bytes touch, a beat a cycle.
 
-The rule is the golden model's (:func:`tma_unit.model.memory.merge`); this block builds it
-in two registered stages behind the beat stream:
+The rule is the golden model's (:func:`tma_unit.model.memory.merge`). A chunk's bytes
+span less than 128: it holds ``16 / u`` units of ``u`` bytes at a pitch of ``u`` times a
+stride of at most 8, so its span is at most ``(16 - u) * 8 + u = 128 - 7u`` (a 12-byte
+unit is alone in its chunk), and a granule of at least 128 bytes holds the chunk, or it
+and the next one. Each lane therefore looks at a *window* of two granules from its
+chunk's own. A unit starts ``k * pitch`` bytes past the chunk and holds ``global_length
+/ units`` bytes, at most 12, so it touches one sector or two: its first byte's and its
+last's. The block builds that in four registered stages, each about one carry chain or a
+few levels of logic long, for the clock (docs/fpga.md):
 
-1. per lane, the sectors its chunk's in-bounds units touch, in a window of two granules
-   from the chunk's own. A chunk's bytes span less than 128: it holds ``16 / u`` units of
-   ``u`` bytes at a pitch of ``u`` times a stride of at most 8, so its span is at most
-   ``(16 - u) * 8 + u = 128 - 7u`` (a 12-byte unit is alone in its chunk); a granule of
-   at least 128 bytes holds the chunk, or it and the next one. Mask bits at or past a
-   lane's ``units`` are 0, as the datapath makes them.
-   A unit starts ``k * pitch`` bytes past the chunk (shifted adds of the beat's pitch,
-   shared by the lanes) and holds ``global_length / units`` bytes, at most 12, so it
-   touches one sector or two: its first byte's and its last's;
-2. the window's halves are the beat's ``2 x lanes`` *candidates* (lane 0's granule, the
-   one after it, lane 1's, ...); a candidate with sectors is a request unless an earlier
-   one names the same granule, and a request takes the sectors and lanes of every
-   candidate that names its granule (compares of every pair: no sort).
+1. the units' starts ``k * pitch`` (shifted adds of the beat's pitch, shared by the
+   lanes), each lane's offset in its granule, its units' last byte and its live units
+   (mask bits at or past a lane's ``units`` are 0, as the datapath makes them);
+2. per lane and unit, its first and last byte in the window and so the sectors it
+   touches, ORed by groups of four units;
+3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
+   *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
+   candidates whether they name one granule (compares of every pair: no sort);
+4. a candidate with sectors is a request unless an earlier one names the same granule,
+   and a request takes the sectors and lanes of every candidate that names its granule.
 
 So the requests of a beat are the candidates that own their granule, in candidate order:
 by the lowest lane that uses the granule, then by address, as the model orders them. The
@@ -27,7 +31,7 @@ ride beside them for the shared-memory side (each lane's shared-memory address, 
 fill).
 
 In a unit built with one (``UnitConfig.request_former``) the datapath feeds it from its
-last stage and takes its output into the beat queue, its output always ready: the two
+last stage and takes its output into the beat queue, its output always ready: the
 stages move every cycle, as the datapath's do (rtl/datapath.py).
 """
 
@@ -35,16 +39,21 @@ from amaranth.hdl import Module, Signal, Const, Cat, Mux, Value
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
-from ..model.config import UnitConfig, FORMER_GRANULE_RANGE
+from ..model.config import UnitConfig, FORMER_GRANULE_RANGE, FORMER_STAGES
 from ..model.memory import SECTOR_BYTES, LINE_BYTES
 from .arith import small_product
 from .decode import UNIT_BYTES
-from .layouts import beat_layout
+from .layouts import beat_layout, REQUEST_SLOTS_PER_LANE
 
-__all__ = ["RequestFormer", "UNITS"]
+__all__ = ["RequestFormer", "UNITS", "STAGES"]
 
 #: Units a chunk holds at most (a bit each in a lane's ``mask``).
 UNITS = 16
+#: Units whose sectors stage 2 ORs together (the rest of the OR is stage 3's).
+GROUP = 4
+#: The former's registers from a beat in to its requests out: stages 1 to 4 above (the
+#: timing model's count, model/config.py).
+STAGES = FORMER_STAGES
 SECTOR_BITS = SECTOR_BYTES.bit_length() - 1
 
 
@@ -65,8 +74,8 @@ def _unit_bytes(length, units):
 
 
 class RequestFormer(wiring.Component):
-    """Beats in, the same beats with their L2 requests out (a beat a cycle, two cycles
-    behind).
+    """Beats in, the same beats with their L2 requests out (a beat a cycle, :data:`STAGES`
+    cycles behind).
 
     Parameters
     ----------
@@ -92,60 +101,91 @@ class RequestFormer(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        config, lanes = self.config, self.config.lanes
+        config, lanes, bits = self.config, self.config.lanes, self.granule_bits
         sectors = self.granule // SECTOR_BYTES
+        window = 2 * sectors
 
         # the stages move together whenever the output register is free or taken
         move = ~self.requests.valid | self.requests.ready
         m.d.comb += self.beats.ready.eq(move)
-        held = Signal(name="window_valid")
-        beat = Signal(beat_layout(config, 0), name="window_beat")
-        granules = [Signal(config.address_width - self.granule_bits, name=f"lane{j}_granule") for j in range(lanes)]
-        windows = [Signal(2 * sectors, name=f"lane{j}_sectors") for j in range(lanes)]
 
-        # stage 1: each lane's window of sectors
+        def stage(value, name):
+            """``value`` registered, loaded when the stages move."""
+            register = Signal.like(value, name=name, reset_less=True)
+            with m.If(move):
+                m.d.sync += register.eq(value)
+            return register
+
+        def valid_stage(value, name):
+            register = Signal(name=name)
+            with m.If(move):
+                m.d.sync += register.eq(value)
+            return register
+
+        # stage 1: the units' starts (k x pitch, shared by the lanes: shifted adds, no DSP
+        # block), each lane's offset in its granule, its units' last byte and live units
         payload = self.beats.payload
-        pitch = payload.element_pitch
-        starts = [small_product(pitch, Const(k, 4)) for k in range(UNITS)]     # shifted adds, no DSP block
-        with m.If(move):
-            m.d.sync += [held.eq(self.beats.valid), beat.eq(payload)]
-            for j in range(lanes):
-                lane = payload.lanes[j]
-                offset = lane.global_address[:self.granule_bits]
-                last = _unit_bytes(lane.global_length, lane.units) - 1
-                bits = Const(0, 2 * sectors)
-                for k in range(UNITS):
-                    first = (offset + starts[k])[:self.granule_bits + 1]
-                    end = (first + last)[:self.granule_bits + 1]
-                    touched = (Const(1, 2 * sectors) << (first >> SECTOR_BITS)) | (Const(1, 2 * sectors) << (end >> SECTOR_BITS))
-                    bits = bits | Mux(lane.mask[k], touched, 0)
-                m.d.sync += [granules[j].eq(lane.global_address[self.granule_bits:]),
-                             windows[j].eq(Mux(lane.valid, bits, 0))]
-
-        # stage 2: candidates, owners and their merged sectors and lanes
-        candidates = []
+        valid1 = valid_stage(self.beats.valid, "s1_valid")
+        beat1 = stage(payload, "s1_beat")
+        starts = [stage(small_product(payload.element_pitch, Const(k, 4))[:bits + 1], f"s1_start{k}")
+                  for k in range(UNITS)]
+        lanes1 = []
         for j in range(lanes):
-            candidates.append((granules[j], windows[j][:sectors], j))
-            candidates.append(((granules[j] + 1)[:len(granules[j])], windows[j][sectors:], j))
-        used = [bits.any() for _, bits, _ in candidates]
-        # same[i][k]: candidates i and k name one granule and k has sectors (each pair compared once)
+            lane = payload.lanes[j]
+            lanes1.append((stage(lane.global_address[bits:], f"s1_lane{j}_granule"),
+                           stage(lane.global_address[:bits], f"s1_lane{j}_offset"),
+                           stage(_unit_bytes(lane.global_length, lane.units) - 1, f"s1_lane{j}_last"),
+                           stage(Mux(lane.valid, lane.mask, 0), f"s1_lane{j}_live")))
+
+        # stage 2: each unit's first and last byte in the lane's two-granule window, as
+        # the sectors they touch, ORed by groups of four units
+        valid2, beat2 = valid_stage(valid1, "s2_valid"), stage(beat1, "s2_beat")
+        lanes2 = []
+        for j, (granule, offset, last, live) in enumerate(lanes1):
+            groups = []
+            for group in range(UNITS // GROUP):
+                touched = Const(0, window)
+                for k in range(group * GROUP, (group + 1) * GROUP):
+                    first = (offset + starts[k])[:bits + 1]
+                    end = (first + last)[:bits + 1]
+                    pair = (Const(1, window) << (first >> SECTOR_BITS)) | (Const(1, window) << (end >> SECTOR_BITS))
+                    touched = touched | Mux(live[k], pair, 0)
+                groups.append(touched[:window])     # a variable shift widens: the window's bits
+            lanes2.append((stage(granule, f"s2_lane{j}_granule"), stage(Cat(*groups), f"s2_lane{j}_groups")))
+
+        # stage 3: the lanes' windows, split into the beat's 2 x lanes candidates (lane 0's
+        # granule, the one after it, lane 1's, ...), and whether each pair names one granule
+        valid3, beat3 = valid_stage(valid2, "s3_valid"), stage(beat2, "s3_beat")
+        names, halves = [], []
+        for j, (granule, groups) in enumerate(lanes2):
+            merged = Const(0, window)
+            for group in range(UNITS // GROUP):
+                merged = merged | groups[group * window:(group + 1) * window]
+            names += [granule, (granule + 1)[:len(granule)]]
+            halves += [merged[:sectors], merged[sectors:]]
+        count = len(names)
+        candidates = [(stage(names[i], f"s3_candidate{i}_granule"), stage(halves[i], f"s3_candidate{i}_sectors"))
+                      for i in range(count)]
         equal = {}
-        for i in range(len(candidates)):
-            for k in range(i + 1, len(candidates)):
-                equal[i, k] = equal[k, i] = candidates[i][0] == candidates[k][0]
-        same = [[used[k] & (Const(1, 1) if i == k else equal[i, k]) for k in range(len(candidates))]
-                for i in range(len(candidates))]
+        for i in range(count):
+            for k in range(i + 1, count):
+                equal[i, k] = equal[k, i] = stage(names[i] == names[k], f"s3_same{i}_{k}")
+
+        # stage 4: a candidate with sectors is a request unless an earlier one names its
+        # granule; a request takes the sectors and lanes of every candidate naming it
+        used = [sectors_.any() for _, sectors_ in candidates]
+        same = [[used[k] & (Const(1, 1) if i == k else equal[i, k]) for k in range(count)] for i in range(count)]
         out = self.requests.payload
         with m.If(move):
-            m.d.sync += [self.requests.valid.eq(held), out.as_value()[:len(beat.as_value())].eq(beat)]
-            for i, (granule, _, _) in enumerate(candidates):
+            m.d.sync += [self.requests.valid.eq(valid3), out.as_value()[:len(beat3.as_value())].eq(beat3)]
+            for i, (granule, _) in enumerate(candidates):
                 owner = used[i] & ~Cat(same[i][:i]).any() if i else used[i]
                 merged_sectors = Const(0, sectors)
                 merged_lanes = Const(0, lanes)
-                for k, (_, other_bits, lane) in enumerate(candidates):
-                    merged_sectors = merged_sectors | Mux(same[i][k], other_bits, 0)
-                    merged_lanes = merged_lanes | Mux(same[i][k], Const(1 << lane, lanes), 0)
+                for k, (_, other) in enumerate(candidates):
+                    merged_sectors = merged_sectors | Mux(same[i][k], other, 0)
+                    merged_lanes = merged_lanes | Mux(same[i][k], Const(1 << (k // REQUEST_SLOTS_PER_LANE), lanes), 0)
                 slot = out.requests[i]
-                m.d.sync += [slot.valid.eq(owner), slot.address.eq(Cat(Const(0, self.granule_bits), granule)),
+                m.d.sync += [slot.valid.eq(owner), slot.address.eq(Cat(Const(0, bits), granule)),
                              slot.sectors.eq(merged_sectors), slot.lanes.eq(merged_lanes)]
         return m

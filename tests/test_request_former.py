@@ -134,6 +134,6 @@ def test_a_beat_has_two_request_slots_a_lane_with_a_former_and_none_without():
     assert beat_layout(UnitConfig(lanes=4), 256)["requests"].shape.length == REQUEST_SLOTS_PER_LANE * 4
     assert "requests" not in dict(beat_layout(UnitConfig(lanes=4)))
     with_former = UnitConfig(lanes=4, request_former=128)
-    assert with_former.least_beat_queue == 9 + 3
-    with pytest.raises(TmaError, match="config.beat_queue = 11 is outside 12..256"):
-        UnitConfig(lanes=4, request_former=128, beat_queue=11)
+    assert with_former.least_beat_queue == 9 + 4
+    with pytest.raises(TmaError, match="config.beat_queue = 12 is outside 13..256"):
+        UnitConfig(lanes=4, request_former=128, beat_queue=12)
