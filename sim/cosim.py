@@ -236,7 +236,9 @@ def _request_slots(t: Transactions, operation: int, lanes: int, granule: int, ad
         first = (lane_mask & -lane_mask).bit_length() - 1
         own = (np.uint64(t.global_address[beat * lanes + first]) & address_mask) >> shift
         address = np.uint64(merged.address[k]) & address_mask
-        step = int((address >> shift) - own)
+        # granule numbers wrap as addresses do: a chunk may start below 0 (out of bounds) and
+        # hold in-bounds units in granule 0
+        step = (int(address >> shift) - int(own)) % (1 << (address_width - int(shift)))
         assert step in (0, 1), "a chunk's bytes reach past the granule after its own"
         slot = REQUEST_SLOTS_PER_LANE * first + step
         for name, value in (("valid", 1), ("address", address), ("sectors", merged.sectors[k]), ("lanes", lane_mask)):
