@@ -137,3 +137,21 @@ def test_a_beat_has_two_request_slots_a_lane_with_a_former_and_none_without():
     assert with_former.least_beat_queue == 9 + 4
     with pytest.raises(TmaError, match="config.beat_queue = 12 is outside 13..256"):
         UnitConfig(lanes=4, request_former=128, beat_queue=12)
+
+
+def test_a_chunk_starting_below_address_0_has_its_request_in_granule_0_in_its_second_slot():
+    """Derived: a chunk whose first unit is out of bounds below address 0 starts in the
+    last granule of the address space; its in-bounds units wrap into granule 0, the next
+    granule modulo the address width, so the request is in the lane's second slot at
+    address 0 (the campaign's corpus case; the checker once refused it)."""
+    from pathlib import Path
+    from tma_unit.sim.campaign import read_reproducer
+    from tma_unit.sim.cosim import BatchChecker
+    scenario, _ = read_reproducer(Path(__file__).parent / "corpus" / "former-chunk-below-address-0.json")
+    expected = BatchChecker(scenario).expected
+    chunk = expected["lanes[0].global_address"].astype(object)
+    below = [b for b in range(len(chunk)) if expected["lanes[0].valid"][b] and chunk[b] >= (1 << 64) - 128
+             and expected["requests[1].valid"][b]]
+    assert below, "the case has no chunk starting below address 0 with in-bounds bytes"
+    for b in below:
+        assert not expected["requests[0].valid"][b] and int(expected["requests[1].address"][b]) == 0
