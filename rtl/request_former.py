@@ -15,7 +15,7 @@ few levels of logic long, for the clock (docs/fpga.md):
    lanes), each lane's offset in its granule, its units' last byte and its live units
    (mask bits at or past a lane's ``units`` are 0, as the datapath makes them);
 2. per lane and unit, its first and last byte in the window and so the sectors it
-   touches, ORed by groups of four units;
+   touches, ORed by groups of four units; the number of the granule after the lane's;
 3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
    *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
    candidates whether they name one granule (compares of every pair: no sort);
@@ -151,17 +151,18 @@ class RequestFormer(wiring.Component):
                     pair = (Const(1, window) << (first >> SECTOR_BITS)) | (Const(1, window) << (end >> SECTOR_BITS))
                     touched = touched | Mux(live[k], pair, 0)
                 groups.append(touched[:window])     # a variable shift widens: the window's bits
-            lanes2.append((stage(granule, f"s2_lane{j}_granule"), stage(Cat(*groups), f"s2_lane{j}_groups")))
+            lanes2.append((stage(granule, f"s2_lane{j}_granule"), stage((granule + 1)[:len(granule)], f"s2_lane{j}_next"),
+                           stage(Cat(*groups), f"s2_lane{j}_groups")))
 
         # stage 3: the lanes' windows, split into the beat's 2 x lanes candidates (lane 0's
         # granule, the one after it, lane 1's, ...), and whether each pair names one granule
         valid3, beat3 = valid_stage(valid2, "s3_valid"), stage(beat2, "s3_beat")
         names, halves = [], []
-        for j, (granule, groups) in enumerate(lanes2):
+        for j, (granule, following, groups) in enumerate(lanes2):
             merged = Const(0, window)
             for group in range(UNITS // GROUP):
                 merged = merged | groups[group * window:(group + 1) * window]
-            names += [granule, (granule + 1)[:len(granule)]]
+            names += [granule, following]
             halves += [merged[:sectors], merged[sectors:]]
         count = len(names)
         candidates = [(stage(names[i], f"s3_candidate{i}_granule"), stage(halves[i], f"s3_candidate{i}_sectors"))
