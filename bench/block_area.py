@@ -20,6 +20,7 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 from tma_unit.model.config import ADDRESSING, CHECKS, UnitConfig
+from tma_unit.model.errors import TmaError
 from tma_unit.synth import BLOCKS, synthesize
 
 #: modes/swizzles pairs measured by default: everything, then less and less built
@@ -28,6 +29,19 @@ DEFAULT_OPTIONS = ["all/all", "all/sm90", "tiled+im2col+im2col_w/all", "tiled+ga
 
 def _area(config, block):
     return synthesize(config, "85k", False, block=block)
+
+
+def _configs(args) -> list:
+    """Every configuration the flags name (a modes/swizzles pair x the other options)."""
+    configs = []
+    for option in args.options:
+        modes, _, swizzles = option.partition("/")
+        configs += [UnitConfig(lanes=args.lanes, slots=args.slots, modes=modes, swizzles=swizzles or "all",
+                               beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks,
+                               request_former=former)
+                    for queue in args.beat_queue for depth in args.completion_depth
+                    for addressing in args.addressing for checks in args.checks for former in args.request_former]
+    return configs
 
 
 def main():
@@ -48,14 +62,10 @@ def main():
     parser.add_argument("--blocks", nargs="+", default=list(BLOCKS), choices=list(BLOCKS))
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     args = parser.parse_args()
-    configs = []
-    for option in args.options:
-        modes, _, swizzles = option.partition("/")
-        configs += [UnitConfig(lanes=args.lanes, slots=args.slots, modes=modes, swizzles=swizzles or "all",
-                               beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks,
-                               request_former=former)
-                    for queue in args.beat_queue for depth in args.completion_depth
-                    for addressing in args.addressing for checks in args.checks for former in args.request_former]
+    try:
+        configs = _configs(args)
+    except TmaError as error:           # a combination the unit refuses: named, no traceback
+        parser.error(str(error))
     jobs = [(config, block) for config in configs for block in args.blocks]
     with ProcessPoolExecutor(args.workers) as pool:
         results = dict(zip(jobs, pool.map(_area, *zip(*jobs))))

@@ -67,7 +67,7 @@ BEAT_QUEUE_RANGE = (9, 256)
 FORMER_STAGES = 4
 #: The request former's granules (``UnitConfig.request_former``), bytes: a power of two
 #: from one L2 line (a chunk's bytes span less than 128, so it touches two granules at
-#: most) to the memory model's largest, a 4 KiB page.
+#: most) to the memory model's largest, 1 KiB.
 FORMER_GRANULE_RANGE = (LINE_BYTES, MAX_GRANULE)
 
 #: Entries the completion queue may have (``UnitConfig.completion_depth``). A completion

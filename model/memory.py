@@ -55,7 +55,7 @@ from .errors import ErrorCode, TmaError
 from .transactions import Transactions
 from .types import CHUNK_BYTES, Operation
 
-__all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "MAX_GRANULE", "L2Requests", "merge",
+__all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "MAX_GRANULE", "MAX_LATENCY", "L2Requests", "merge",
            "smem_wavefronts", "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
 
 #: The L2's unit of transfer: a sector (32 bytes) of a 128-byte line (NVIDIA, CUDA C++
@@ -204,14 +204,21 @@ class Memory:
                 raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
             if value < low:
                 raise TmaError(ErrorCode.ENUM_RANGE, f"memory.{name}", value, f"is below {low}")
+        if self.latency + self.latency_spread > MAX_LATENCY:
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.latency", self.latency,
+                           f"with its spread of {self.latency_spread} is past {MAX_LATENCY} cycles")
         if self.latency_spread >= self.latency:
             raise TmaError(ErrorCode.ENUM_RANGE, "memory.latency_spread", self.latency_spread,
                            f"is not below the latency, {self.latency}")
         _check_granule(self.granule)
 
 
-#: The largest granule taken: a page of 4 KiB (a request is at most that).
-MAX_GRANULE = 4096
+#: The largest granule taken: 1 KiB, 32 sectors, so a request's sector mask fits 32 bits
+#: (the merge's masks are 64-bit integers, and a 2 KiB granule would set their sign bit).
+MAX_GRANULE = 1024
+#: The longest latency a memory takes, cycles: the compiled run loop's gate holds them as
+#: 32-bit numbers, and a million cycles is three orders past any measured L2 or DRAM.
+MAX_LATENCY = 1 << 20
 
 
 def _check_granule(granule):
@@ -274,7 +281,10 @@ class MemoryGate:
 
     def opens(self, beat: int) -> int:
         """The first cycle beat ``beat``, the next to leave, may leave in (the same until
-        it is taken)."""
+        it is taken); 0 for a beat past the gate's (it holds back only the beats it was
+        made for, as the run loop's does)."""
+        if beat >= len(self.requests):
+            return 0
         if beat != self.beat:
             t, count = self.earliest, int(self.requests[beat])
             while len(self.outstanding) + count > self.memory.in_flight:
@@ -287,6 +297,8 @@ class MemoryGate:
     def take(self, beat: int, cycle: int):
         """Beat ``beat`` leaves in ``cycle``: its requests issue, each coming back its
         latency later."""
+        if beat >= len(self.requests):
+            return
         first, count = self.next_request, int(self.requests[beat])
         for latency in self.latencies[first:first + count]:
             heapq.heappush(self.outstanding, cycle + int(latency))

@@ -51,13 +51,14 @@ import numpy as np
 
 from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
 from .layout import decode_descriptor
-from .memory import LINE_BYTES, Memory, MemoryGate, MemoryRun, memory_run, merge, simulate, smem_wavefronts
+from .errors import ErrorCode, TmaError
+from .memory import Memory, MemoryGate, MemoryRun, memory_run, merge, simulate, smem_wavefronts
 from .unit import check, complete
 from .types import CHUNK_BYTES, Operation
 
 __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "back_end_stages", "COMPLETION_LATENCY", "CHECK_CYCLES",
            "commit_cycles", "Timing", "ReadyPattern", "MemoryBeats", "memory_beats", "scenario_copies",
-           "predict_memory",
+           "predict_memory", "slot_image",
            "records_of", "records_from", "predict", "predict_scenario"]
 
 #: Registers from the request to the job register: accept + snapshot, decode (two),
@@ -516,31 +517,36 @@ def memory_beats(copies, lanes: int, granule: int) -> MemoryBeats:
     return MemoryBeats(*(np.concatenate(a) for a in (requests, sector_bytes, wavefronts, operations)), used, smem)
 
 
+def slot_image(config: UnitConfig, images: dict, valid_slots: int, slot: int):
+    """The descriptor image a request to ``slot`` reads: the one written there if the slot
+    exists and its SLOT_VALID bit is set, else None (SLOT_INVALID)."""
+    return images.get(slot) if slot < config.slots and (valid_slots >> slot) & 1 else None
+
+
 def scenario_copies(config: UnitConfig, images: dict, valid_slots: int, requests: list) -> list:
     """``(transactions, operation, unit_smem_bytes)`` of each hardware request on descriptor
     images (None transactions for a request the unit refuses)."""
     copies = []
     for fields in requests:
-        slot = fields["slot"]
-        valid = slot < config.slots and (valid_slots >> slot) & 1
-        image = images.get(slot) if valid else None
+        image = slot_image(config, images, valid_slots, fields["slot"])
         answer = complete(image, fields, config)
         unit_bytes = decode_descriptor(image).info.unit_smem_bytes if answer.transactions is not None else 0
         copies.append((answer.transactions, Operation(fields["operation"]), unit_bytes))
     return copies
 
 
-def predict_memory(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps, memory: "Memory",
-                   granule: int | None = None) -> tuple[Timing, "MemoryRun"]:
+def predict_memory(config: UnitConfig, images: dict, valid_slots: int, requests: list, gaps,
+                   memory: "Memory") -> tuple[Timing, "MemoryRun"]:
     """The cycle every beat, completion, L2 request, return and shared-memory access of a
     request sequence happens in, its beat stream held back by ``memory`` alone (requests
-    merged into ``granule`` bytes: default the configuration's request former's, else one
-    line): :func:`predict` with the memory's gate, then :func:`.memory.memory_run`."""
-    beats = memory_beats(scenario_copies(config, images, valid_slots, requests), config.lanes,
-                         granule or config.request_former or LINE_BYTES)
+    merged into the memory's granule, which a unit with a request former must share):
+    :func:`predict` with the memory's gate, then :func:`.memory.memory_run`."""
+    if config.request_former and memory.granule != config.request_former:
+        raise TmaError(ErrorCode.ENUM_RANGE, "memory.granule", memory.granule,
+                       f"is not the unit's request former's, {config.request_former} bytes")
+    beats = memory_beats(scenario_copies(config, images, valid_slots, requests), config.lanes, memory.granule)
     gate = beats.gate(memory)
-    records = [records_of(images.get(f["slot"]) if f["slot"] < config.slots and (valid_slots >> f["slot"]) & 1
-                          else None, f, config) for f in requests]
+    records = [records_of(slot_image(config, images, valid_slots, f["slot"]), f, config) for f in requests]
     timing = predict(records, gaps, [1], beat_queue=config.beat_queue, completion_depth=config.completion_depth,
                      stages=back_end_stages(config), gate=gate)
     return timing, beats.after(beats.gate(memory), timing.beat_cycles)
@@ -574,10 +580,7 @@ def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, request
                      completion_ready=None) -> Timing:
     """:func:`predict` for hardware requests on descriptor images (a co-simulation scenario's
     contents)."""
-    records = []
-    for fields in requests:
-        slot = fields["slot"]
-        valid = slot < config.slots and (valid_slots >> slot) & 1
-        records.append(records_of(images.get(slot) if valid else None, fields, config))
+    records = [records_of(slot_image(config, images, valid_slots, fields["slot"]), fields, config)
+               for fields in requests]
     return predict(records, gaps, ready, beat_queue=config.beat_queue, completion_ready=completion_ready,
                    completion_depth=config.completion_depth, stages=back_end_stages(config))

@@ -379,6 +379,9 @@ def cmd_verify(args) -> int:
             raise TmaError(ErrorCode.ENUM_RANGE, f"--{name}", shown(value), "is not positive: the campaign would "
                            "run nothing")
     seed = campaign.fresh_seed() if args.seed is None else _flag_int(args.seed, "--seed")
+    kept = _flag_int(args.reproducers, "--reproducers")
+    if kept < 0:
+        raise TmaError(ErrorCode.ENUM_RANGE, "--reproducers", kept, "is negative")
     print(f"campaign seed {seed}", flush=True)
     scenarios = None if args.scenarios is None else _flag_int(args.scenarios, "--scenarios")
     start = _flag_int(args.start, "--start")
@@ -396,7 +399,6 @@ def cmd_verify(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(campaign.report_to_json(report), indent=1) + "\n")
     unit = None
-    kept = _flag_int(args.reproducers, "--reproducers")
     for failure in report["failures"][:kept]:
         unit = unit or campaign.make_unit(config, backend, args.optimize)
         small, note = campaign.reproducer(failure, report, unit)
@@ -479,7 +481,7 @@ def _add_built_options(parser, sweep=False):
     ``--completion-depth``: what the unit is built with (UnitConfig); a sweep takes
     comma-separated lists of them."""
     from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, CHECKS, COMPLETION_DEPTH_RANGE, FORMER_GRANULE_RANGE,
-                               MODE_FAMILIES, SWIZZLE_SETS, UnitConfig)
+                               FORMER_STAGES, MODE_FAMILIES, SWIZZLE_SETS, UnitConfig)
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -495,7 +497,8 @@ def _add_built_options(parser, sweep=False):
                              "per_request; at_commit: once, when SLOT_VALID makes the slot valid)")
     parser.add_argument("--beat-queue", default=str(UnitConfig.beat_queue),
                         help=f"{many}entries of the beat queue, {BEAT_QUEUE_RANGE[0]}..{BEAT_QUEUE_RANGE[1]} "
-                             f"(default {UnitConfig.beat_queue}; more ride out longer stalls of the beat stream)")
+                             f"({BEAT_QUEUE_RANGE[0] + FORMER_STAGES} at least with a request former; default "
+                             f"{UnitConfig.beat_queue}; more ride out longer stalls of the beat stream)")
     parser.add_argument("--completion-depth", default=str(UnitConfig.completion_depth),
                         help=f"{many}entries of the completion queue, {COMPLETION_DEPTH_RANGE[0]}.."
                              f"{COMPLETION_DEPTH_RANGE[1]} (default {UnitConfig.completion_depth}; more ride out "

@@ -256,7 +256,10 @@ def test_latency_spread_draws_reproducible_latencies_in_range():
 
 @pytest.mark.parametrize("field, value, code", [("latency", 0, ErrorCode.ENUM_RANGE), ("in_flight", -1, ErrorCode.ENUM_RANGE),
                                                 ("latency", 1.5, ErrorCode.FIELD_TYPE),
-                                                ("granule", 96, ErrorCode.ENUM_RANGE)])
+                                                ("granule", 96, ErrorCode.ENUM_RANGE),
+                                                # a 2 KiB granule's 64 sectors would set the masks' sign bit
+                                                ("granule", 2048, ErrorCode.ENUM_RANGE),
+                                                ("latency", (1 << 20) + 1, ErrorCode.ENUM_RANGE)])
 def test_a_bad_memory_parameter_is_refused_naming_it(field, value, code):
     with pytest.raises(TmaError, match=f"memory.{field}") as error:
         Memory(**{field: value})
