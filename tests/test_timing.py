@@ -226,8 +226,9 @@ def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
 # ---- the memory side: the beat stream held back by a memory ------------------------------
 
 #: Memories whose credits, request path or latency spread bind (model/memory.py): short
-#: latencies, so a run is thousands of cycles, not millions.
-MEMORIES = [Memory(latency=40, in_flight=3), Memory(latency=90, in_flight=12, latency_spread=30, seed=5),
+#: latencies, so a run is thousands of cycles, not millions, and at least 16 credits, a
+#: lanes-8 beat's most requests (the memory refuses fewer by name).
+MEMORIES = [Memory(latency=60, in_flight=16), Memory(latency=90, in_flight=24, latency_spread=30, seed=5),
             Memory(latency=25, in_flight=64, bytes_per_cycle=16)]
 
 
