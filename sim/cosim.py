@@ -23,6 +23,7 @@ from ..model.config import UnitConfig
 from ..model.errors import ErrorCode
 from ..model.layout import REQUEST_FIELDS, decode_descriptor
 from ..model.memory import merge
+from ..model.timing import slot_image
 from ..model.transactions import Transactions
 from ..model.types import Operation
 from ..model.unit import check, complete, Completion
@@ -308,9 +309,7 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
     config = scenario.config
     answers, kept = [], []
     for request in scenario.requests:
-        slot = request["slot"]
-        valid = slot < config.slots and (scenario.valid_slots >> slot) & 1
-        image = scenario.images.get(slot) if valid else None
+        image = slot_image(config, scenario.images, scenario.valid_slots, request["slot"])
         status, count = check(image, request, config)
         if status != ErrorCode.OK:
             answers.append(Completion(request["request_id"], status, 0, None))
@@ -362,10 +361,9 @@ class BatchChecker:
         return f"request {index}\n  request: {fields}\n  descriptor (slot {slot}): {descriptor}"
 
     def _model_error(self, index: int):
-        fields = self.scenario.requests[index]
-        slot, config = fields["slot"], self.scenario.config
-        valid = slot < config.slots and (self.scenario.valid_slots >> slot) & 1
-        return complete(self.scenario.images.get(slot) if valid else None, fields, config).error
+        fields, scenario = self.scenario.requests[index], self.scenario
+        return complete(slot_image(scenario.config, scenario.images, scenario.valid_slots, fields["slot"]), fields,
+                        scenario.config).error
 
     def _fail(self, what: str, cycle: int, differences: list, index: int):
         lines = [f"RTL and model differ at cycle {cycle}: {what}", self._context(max(index, 0))]
