@@ -52,7 +52,7 @@ import numpy as np
 from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
 from .layout import decode_descriptor
 from .errors import ErrorCode, TmaError
-from .memory import Memory, MemoryGate, MemoryRun, memory_run, merge, simulate, smem_wavefronts
+from .memory import Memory, MemoryGate, MemoryRun, memory_run, merge, smem_wavefronts
 from .unit import check, complete
 from .types import CHUNK_BYTES, Operation
 
@@ -484,12 +484,6 @@ class MemoryBeats:
 
     def gate(self, memory: "Memory") -> "MemoryGate":
         return MemoryGate(self.requests, self.sector_bytes, self.wavefronts, self.operations, memory)
-
-    def run(self, ready, memory: "Memory") -> "MemoryRun":
-        """The memory side with the unit offering beat ``b`` from cycle ``ready[b]``
-        (:func:`.memory.simulate`)."""
-        return simulate(ready, self.requests, self.sector_bytes, self.wavefronts, self.operations, self.smem_bytes,
-                        memory)
 
     def after(self, gate: "MemoryGate", departure) -> "MemoryRun":
         """The memory side of beats that left at ``departure`` through ``gate``."""

@@ -17,7 +17,7 @@ import numpy as np
 from .model import transactions
 from .model.config import UnitConfig
 from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, simulate, smem_wavefronts
-from .model.timing import memory_beats, predict_scenario
+from .model.timing import MemoryBeats, memory_beats, predict_scenario
 from .workloads import workload
 
 __all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "little", "in_flight_for", "plot_bandwidth",
@@ -30,15 +30,11 @@ IN_FLIGHT = (64, 128, 256, 512, 1024)
 
 
 @dataclass(frozen=True)
-class Beats:
-    """One workload's beats on one unit, with what the memory side needs of each."""
-    ready: np.ndarray               # the cycle the unit has it ready (always-ready stream)
-    requests: np.ndarray            # its L2 requests
-    sector_bytes: np.ndarray        # the sector bytes they move
-    wavefronts: np.ndarray          # its shared-memory wavefronts
-    operations: np.ndarray          # its request's operation
-    used_bytes: int                 # global bytes the copy uses
-    smem_bytes: int                 # bytes written to (or read from) shared memory
+class Beats(MemoryBeats):
+    """One workload's beats on one unit (:class:`.model.timing.MemoryBeats`: what the
+    memory side needs of each), the cycle the unit has each ready with the beat stream
+    always ready, and the workload's output tiles."""
+    ready: np.ndarray
     tiles: int
 
     def run(self, memory: Memory):
@@ -55,8 +51,8 @@ def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
     copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
               for slot, req in w.requests]
     m = memory_beats(copies, config.lanes, granule)
-    beats = Beats(timing.beat_cycles.astype(np.int64), m.requests, m.sector_bytes, m.wavefronts, m.operations,
-                  m.used_bytes, m.smem_bytes, w.tiles)
+    beats = Beats(**{f.name: getattr(m, f.name) for f in fields(MemoryBeats)},
+                  ready=timing.beat_cycles.astype(np.int64), tiles=w.tiles)
     assert len(beats.ready) == len(beats.requests), "the timing model's beats are not the transactions'"
     return beats
 
