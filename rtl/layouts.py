@@ -175,8 +175,8 @@ def pixel_walk_layout(config: UnitConfig | None = None) -> data.StructLayout:
     read ahead off the others by the front end (``rtl/pixelwalk.py`` ``pixel_walk_ahead``),
     so the walker compares nothing in series when it loads a job or steps a pixel:
     ``step_limit`` is ``limit - stride`` (a position at or past it steps to or past the
-    limit), ``low_wraps`` and ``start_wraps`` whether ``low`` and ``start`` are at or
-    past the limit; ``has_halo``, ``halo_less_one``, ``group_single`` (``group_last`` is
+    limit), ``low_wraps`` whether ``low`` is at or past the limit, ``start_passes`` the
+    first pixel's ``passes`` bits (``pixel_state_layout``); ``has_halo``, ``halo_less_one``, ``group_single`` (``group_last`` is
     0) and ``group_before_last`` (``group_last - 1``) decide a pixel state's halo and
     group bits a step ahead (``pixel_state_layout``).
 
@@ -202,7 +202,7 @@ def pixel_walk_layout(config: UnitConfig | None = None) -> data.StructLayout:
         # read ahead (pixel_walk_ahead)
         "step_limit": data.ArrayLayout(signed(PIXEL_COORD.width + 1), SPATIAL),
         "low_wraps": unsigned(SPATIAL),
-        "start_wraps": unsigned(SPATIAL),
+        "start_passes": unsigned(SPATIAL),
         "has_halo": 1,
         "halo_less_one": unsigned(HALO_WIDTH),
         "group_single": 1,

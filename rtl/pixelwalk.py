@@ -32,13 +32,15 @@ def pixel_state_layout(config=None) -> data.StructLayout:
         "halo_index": unsigned(HALO_WIDTH),     # 0: a main pixel; k: the k-th halo pixel
         "halo_offset": unsigned(HALO_OFFSET_WIDTH),     # k times the W stride
         "group_index": unsigned(RADIX_WIDTH),   # main pixels of this group before this one
-        # spatial dimension i's position is at or past its limit: it restarts rather than
-        # steps. Kept beside the position, so a step reads a bit and not a compare; the
-        # same for the halo and group counts' compares
-        "wrap": unsigned(SPATIAL),
+        # Bits kept beside the counts, so that a step reads bits and not compares.
+        # Spatial dimension i passes a carry on to the next one: for a dimension that
+        # walks, its position is at or past its limit (it restarts rather than steps);
+        # N (counts) never passes one, a held dimension always does
+        "passes": unsigned(SPATIAL),
         "in_halo": 1,           # halo_index != 0
         "halo_more": 1,         # halo_index != the walk's halo: another halo pixel follows
         "group_end": 1,         # group_index == the walk's group_last
+        "to_halo": 1,           # the next pixel is a halo pixel (:func:`_to_halo`)
         **addresses,
     })
 
@@ -46,11 +48,13 @@ def pixel_state_layout(config=None) -> data.StructLayout:
 def pixel_walk_ahead(walk, target):
     """Assignments that set the pixel walk ``target``'s read-ahead fields
     (``pixel_walk_layout``) from the walk ``walk``: per spatial dimension ``limit -
-    stride`` and whether ``low`` and ``start`` are at or past the limit. The front end
-    makes them a stage before the job register, so the walker has no compare in series
-    with a pixel step nor with a job's load (:func:`pixel_step`)."""
+    stride``, whether ``low`` is at or past the limit, and the first pixel's ``passes``
+    bits (``start`` at or past the limit where the dimension walks). The front end makes
+    them a stage before the job register, so the walker has no compare in series with a
+    pixel step nor with a job's load (:func:`pixel_step`)."""
+    start_passes = Cat(Mux(walk.walks[i], at, ~walk.counts[i]) for i, at in enumerate(at_limit(walk, walk.start)))
     return ([target.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
-            + [target.low_wraps.eq(at_limit(walk, walk.low)), target.start_wraps.eq(at_limit(walk, walk.start)),
+            + [target.low_wraps.eq(at_limit(walk, walk.low)), target.start_passes.eq(start_passes),
                target.has_halo.eq(walk.halo != 0), target.halo_less_one.eq(walk.halo - 1),
                target.group_single.eq(walk.group_last == 0), target.group_before_last.eq(walk.group_last - 1)])
 
@@ -59,15 +63,14 @@ def first_pixel(state, walk):
     """Assignments that set the pixel state ``state`` to the first of the walk ``walk``
     (its read-ahead fields set): the start position, no halo, the group's first pixel."""
     stepped = "address" in state.shape().members
-    return ([state.eq(0), state.wrap.eq(walk.start_wraps), state.halo_more.eq(walk.has_halo),
-             state.group_end.eq(walk.group_single)]
+    return ([state.eq(0), state.passes.eq(walk.start_passes), state.halo_more.eq(walk.has_halo),
+             state.group_end.eq(walk.group_single), state.to_halo.eq(walk.group_single & walk.has_halo)]
             + [state.position[i].eq(walk.start[i]) for i in range(PIXEL_DIMENSIONS)]
             + ([state.address[i].eq(walk.address_start[i]) for i in range(PIXEL_DIMENSIONS)] if stepped else []))
 
 
 def at_limit(walk, positions):
-    """Per spatial dimension, whether ``positions[i]`` is at or past the walk's limit (a
-    pixel state's ``wrap`` bits)."""
+    """Per spatial dimension, whether ``positions[i]`` is at or past the walk's limit."""
     return Cat(~less_than(positions[i], walk.limit[i]) for i in range(SPATIAL))
 
 
@@ -77,10 +80,13 @@ def pixel_step(m, state, walk, name):
     group's halo lasts, else the next main position (W steps; a restart carries into H,
     D, then N).
 
-    A count that holds while another moves adds zero rather than being picked beside its
-    step: a multiplexer with a register's own value on one side becomes that register's
-    enable in Yosys, and the pixel registers' enable would be the whole step's logic,
-    one net to some 150 flip-flops (docs/fpga.md, "Clock speed").
+    Each dimension's next value is made from registers alone (the add of its stride, or
+    its restart at ``low``) beside the logic that decides whether it moves, and that
+    decision, an AND of the state's ``to_halo`` and ``passes`` bits and the walk's roles,
+    only picks between it and the held value. The pick is written with XORs
+    (:func:`_kept_unless`), not a multiplexer: Yosys makes a multiplexer with a register's
+    own value on one side that register's enable, and the pixel registers' enables would
+    then be the whole carry's logic (docs/fpga.md, "Clock speed").
 
     A state with address parts steps them beside the positions: a move adds the walk's
     ``address_step``, a restart loads ``address_low``, a halo pixel adds W's step to the
@@ -88,31 +94,28 @@ def pixel_step(m, state, walk, name):
     layout = state.shape()
     stepped_addresses = "address" in layout.members
     after = Signal(layout, name=name)
-    in_halo, group_end = state.in_halo, state.group_end
-    to_halo = Mux(in_halo, state.halo_more, group_end & walk.has_halo)
+    in_halo, group_end, to_halo = state.in_halo, state.group_end, state.to_halo
     carry = ~to_halo
     for i in range(PIXEL_DIMENSIONS):
         position = state.position[i]
         moves = carry & (walk.walks[i] | walk.counts[i])
-        stepped = position + Mux(moves, walk.stride[i], 0)
+        moved = position + walk.stride[i]
         part = None
         if stepped_addresses:
-            part = (state.address[i] + Mux(moves, walk.address_step[i], 0))[:len(state.address[i])]
-        passes = ~walk.counts[i]
+            part = state.address[i] + walk.address_step[i]
         if i < SPATIAL:             # dimension 4 is never spatial (rank 5: W, H, D are 1..3)
-            wrap = state.wrap[i]
-            restarts = walk.walks[i] & wrap
-            stepped = Mux(moves & restarts, walk.low[i], stepped)
+            passes = state.passes[i]
+            restarts = walk.walks[i] & passes
+            moved = Mux(restarts, walk.low[i], moved)
             if part is not None:
-                part = Mux(moves & restarts, walk.address_low[i], part)
-            passes = passes & (~walk.walks[i] | wrap)
-            # the next position's wrap bit, decided beside the step, not after it
-            next_wrap = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
-            m.d.comb += after.wrap[i].eq(Mux(moves, next_wrap, wrap))
-        m.d.comb += after.position[i].eq(stepped)
+                part = Mux(restarts, walk.address_low[i], part)
+            # whether the next position is at or past the limit, decided beside the step
+            next_wraps = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
+            m.d.comb += after.passes[i].eq(Mux(moves & walk.walks[i], next_wraps, passes))
+            carry = carry & passes
+        m.d.comb += after.position[i].eq(_kept_unless(moves, moved, position))
         if part is not None:
-            m.d.comb += after.address[i].eq(part)
-        carry = carry & passes
+            m.d.comb += after.address[i].eq(_kept_unless(moves, part, state.address[i]))
     # the halo and group bits of the next state, from compares with the current one's
     # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
     restarts_group = ~to_halo & (in_halo | group_end)
@@ -126,8 +129,23 @@ def pixel_step(m, state, walk, name):
         after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
         after.group_end.eq(Mux(to_halo, group_end,
                                Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))),
+        after.to_halo.eq(_to_halo(after, walk)),
     ]
     return after
+
+
+def _to_halo(state, walk):
+    """Whether the pixel after ``state`` is a halo pixel: the next of this group's halo,
+    or the first after its last main pixel where the walk has a halo."""
+    return Mux(state.in_halo, state.halo_more, state.group_end & walk.has_halo)
+
+
+def _kept_unless(pick, new, held):
+    """``new`` (cut to ``held``'s width) where ``pick`` is high, else ``held``, as
+    ``held ^ ((new ^ held) & pick)``: equal to a multiplexer, but Yosys does not make
+    ``pick`` the enable of the register that ``held`` reads (:func:`pixel_step`)."""
+    width = len(held)
+    return (held ^ ((new[:width] ^ held) & pick.replicate(width)))[:width]
 
 
 def pixel_coordinates(state):
