@@ -17,7 +17,9 @@ part-way (docs/fpga.md, "Clock speed").
   1..8 by a multiply with the reciprocal, exact over the operand range it is built for;
 * :func:`outside_field_range`: whether a value is outside the range of its low ``n``
   bits, by its high bits, with no compare;
-* :func:`less_than`: a compare as the sign of one subtraction, so it is a carry chain.
+* :func:`less_than`: a compare as the sign of one subtraction, so it is a carry chain;
+* :func:`kept_unless`: a register's next value or its own, picked without making the
+  pick the register's enable.
 """
 
 import operator
@@ -28,7 +30,7 @@ from .pipeline import Delayed
 
 __all__ = ["PIECE", "LOGIC_PIECE", "partial_products", "add_pairs", "sum_terms", "carry_save_sum", "small_product", "sparse_product",
            "small_divmod", "ceil_div_operands", "reciprocal_quotient", "RECIPROCAL_SHIFT",
-           "outside_field_range", "less_than"]
+           "outside_field_range", "kept_unless", "less_than"]
 
 #: Bits of an operand piece: a 17-bit unsigned piece is a non-negative 18-bit signed
 #: multiplier input, and a signed top piece fits the same input.
@@ -227,3 +229,13 @@ def less_than(a, b):
     wide compares (``<``) to a ripple of LUTs, one level per two or three bits, where a
     subtraction stays on the carry chain (docs/fpga.md, "Clock speed")."""
     return (Value.cast(a) - Value.cast(b))[-1]          # wide enough for any signs: the sign
+
+
+def kept_unless(pick, new, held):
+    """``new`` (cut to ``held``'s width) where ``pick`` is high, else ``held``, as
+    ``held ^ ((new ^ held) & pick)``. It equals a multiplexer, but where ``held`` is a
+    register's own value Yosys makes a multiplexer's select that register's clock
+    enable, one net from the select's logic to every flip-flop of the register; this
+    form stays in the register's data input (``tests/test_synth.py``)."""
+    width = len(held)
+    return (held ^ ((new[:width] ^ held) & pick.replicate(width)))[:width]

@@ -13,7 +13,7 @@ state (:func:`pixel_step`), has no compare in series with a step.
 from amaranth.hdl import Signal, Mux, Cat, unsigned
 from amaranth.lib import data
 
-from .arith import less_than
+from .arith import less_than, kept_unless
 from .layouts import RADIX_WIDTH, SPATIAL, PIXEL_COORD, PIXEL_DIMENSIONS, PIXEL_PARTS, HALO_WIDTH, steps_pixels
 
 __all__ = ["pixel_state_layout", "pixel_walk_ahead", "first_pixel", "at_limit", "pixel_step", "pixel_coordinates"]
@@ -40,7 +40,7 @@ def pixel_state_layout(config=None) -> data.StructLayout:
         "in_halo": 1,           # halo_index != 0
         "halo_more": 1,         # halo_index != the walk's halo: another halo pixel follows
         "group_end": 1,         # group_index == the walk's group_last
-        "to_halo": 1,           # the next pixel is a halo pixel (:func:`_to_halo`)
+        "to_halo": 1,           # the next pixel is a halo pixel
         **addresses,
     })
 
@@ -84,7 +84,7 @@ def pixel_step(m, state, walk, name):
     its restart at ``low``) beside the logic that decides whether it moves, and that
     decision, an AND of the state's ``to_halo`` and ``passes`` bits and the walk's roles,
     only picks between it and the held value. The pick is written with XORs
-    (:func:`_kept_unless`), not a multiplexer: Yosys makes a multiplexer with a register's
+    (:func:`kept_unless`), not a multiplexer: Yosys makes a multiplexer with a register's
     own value on one side that register's enable, and the pixel registers' enables would
     then be the whole carry's logic (docs/fpga.md, "Clock speed").
 
@@ -113,12 +113,15 @@ def pixel_step(m, state, walk, name):
             next_wraps = Mux(restarts, walk.low_wraps[i], ~less_than(position, walk.step_limit[i]))
             m.d.comb += after.passes[i].eq(Mux(moves & walk.walks[i], next_wraps, passes))
             carry = carry & passes
-        m.d.comb += after.position[i].eq(_kept_unless(moves, moved, position))
+        m.d.comb += after.position[i].eq(kept_unless(moves, moved, position))
         if part is not None:
-            m.d.comb += after.address[i].eq(_kept_unless(moves, part, state.address[i]))
+            m.d.comb += after.address[i].eq(kept_unless(moves, part, state.address[i]))
     # the halo and group bits of the next state, from compares with the current one's
     # counts beside the step (halo_index + 1 != halo, group_index + 1 == group_last)
     restarts_group = ~to_halo & (in_halo | group_end)
+    halo_more = Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)
+    group_end_next = Mux(to_halo, group_end,
+                         Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))
     m.d.comb += [
         after.halo_index.eq(Mux(to_halo, state.halo_index + 1, 0)),
         after.halo_offset.eq(Mux(to_halo, state.halo_offset + walk.stride[0], 0)),
@@ -126,26 +129,14 @@ def pixel_step(m, state, walk, name):
         after.in_halo.eq(to_halo),
         *([after.address[PIXEL_DIMENSIONS].eq(Mux(to_halo, state.address[PIXEL_DIMENSIONS] + walk.address_step[0], 0))]
           if stepped_addresses else []),
-        after.halo_more.eq(Mux(to_halo, state.halo_index != walk.halo_less_one, walk.has_halo)),
-        after.group_end.eq(Mux(to_halo, group_end,
-                               Mux(restarts_group, walk.group_single, state.group_index == walk.group_before_last))),
-        after.to_halo.eq(_to_halo(after, walk)),
+        after.halo_more.eq(halo_more),
+        after.group_end.eq(group_end_next),
+        # the pixel after that one is a halo pixel: the next of this halo, or the first
+        # after the group's last main pixel where the walk has a halo (from the values
+        # above, not read back from `after`, whose bits would then loop in one signal)
+        after.to_halo.eq(Mux(to_halo, halo_more, group_end_next & walk.has_halo)),
     ]
     return after
-
-
-def _to_halo(state, walk):
-    """Whether the pixel after ``state`` is a halo pixel: the next of this group's halo,
-    or the first after its last main pixel where the walk has a halo."""
-    return Mux(state.in_halo, state.halo_more, state.group_end & walk.has_halo)
-
-
-def _kept_unless(pick, new, held):
-    """``new`` (cut to ``held``'s width) where ``pick`` is high, else ``held``, as
-    ``held ^ ((new ^ held) & pick)``: equal to a multiplexer, but Yosys does not make
-    ``pick`` the enable of the register that ``held`` reads (:func:`pixel_step`)."""
-    width = len(held)
-    return (held ^ ((new[:width] ^ held) & pick.replicate(width)))[:width]
 
 
 def pixel_coordinates(state):

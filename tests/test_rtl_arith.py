@@ -6,8 +6,8 @@ import pytest
 from amaranth.hdl import Module, Shape, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
-from tma_unit.rtl.arith import (LOGIC_PIECE, carry_save_sum, ceil_div_operands, less_than, outside_field_range,
-                                partial_products, reciprocal_quotient)
+from tma_unit.rtl.arith import (LOGIC_PIECE, carry_save_sum, ceil_div_operands, kept_unless, less_than,
+                                outside_field_range, partial_products, reciprocal_quotient)
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 5])
@@ -161,6 +161,35 @@ def test_less_than_is_the_compare(a_shape, b_shape):
                 ctx.set(a, x)
                 ctx.set(b, y)
                 assert ctx.get(out) == (x < y), (x, y)
+
+    sim = Simulator(m)
+    sim.add_testbench(bench)
+    sim.run()
+
+
+@pytest.mark.parametrize("new_shape, held_shape", [(unsigned(4), unsigned(4)), (unsigned(6), signed(4)),
+                                                   (signed(5), signed(4))])
+def test_kept_unless_is_the_multiplexer(new_shape, held_shape):
+    """Every pick, new and held value: ``new`` cut to the held value's width where the
+    pick is high, else the held value (its bits, as a register of its shape stores it)."""
+    pick, new, held = Signal(), Signal(new_shape), Signal(held_shape)
+    m = Module()
+    out = Signal(held_shape)
+    m.d.comb += out.eq(kept_unless(pick, new, held))
+    width = held_shape.width
+
+    def values(shape):
+        return range(-(1 << (shape.width - 1)), 1 << (shape.width - 1)) if shape.signed else range(1 << shape.width)
+
+    async def bench(ctx):
+        for p in (0, 1):
+            for x in values(new_shape):
+                for y in values(held_shape):
+                    ctx.set(pick, p)
+                    ctx.set(new, x)
+                    ctx.set(held, y)
+                    expected = (x if p else y) % (1 << width)
+                    assert ctx.get(out) % (1 << width) == expected, (p, x, y)
 
     sim = Simulator(m)
     sim.add_testbench(bench)

