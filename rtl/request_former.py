@@ -14,8 +14,10 @@ few levels of logic long, for the clock (docs/fpga.md):
 1. the units' starts ``k * pitch`` (shifted adds of the beat's pitch, shared by the
    lanes), each lane's offset in its granule, its units' last byte and its live units
    (mask bits at or past a lane's ``units`` are 0, as the datapath makes them);
-2. per lane and unit, its first and last byte in the window and so the sectors it
-   touches, ORed by groups of four units; the number of the granule after the lane's;
+2. per lane and unit, its first byte in the window and so its sector, and whether its
+   last byte crosses into the next sector (a compare of the first byte's offset in its
+   sector with ``31 - last``, beside the add, not a second add), ORed by groups of four
+   units; the number of the granule after the lane's;
 3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
    *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
    candidates whether they name one granule (compares of every pair: no sort);
@@ -41,7 +43,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig, FORMER_GRANULE_RANGE, FORMER_STAGES
 from ..model.memory import SECTOR_BYTES, LINE_BYTES
-from .arith import small_product
+from .arith import less_than, small_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, REQUEST_SLOTS_PER_LANE
 
@@ -109,9 +111,10 @@ class RequestFormer(wiring.Component):
         move = ~self.requests.valid | self.requests.ready
         m.d.comb += self.beats.ready.eq(move)
 
-        def stage(value, name):
-            """``value`` registered, loaded when the stages move."""
-            register = Signal.like(value, name=name, reset_less=True)
+        def stage(value, name, keep=False):
+            """``value`` registered, loaded when the stages move; ``keep``: a register of
+            its own even where another holds the same bits (:data:`.pipeline.KEEP_COPIES`)."""
+            register = Signal.like(value, name=name, reset_less=True, attrs={"keep": 1} if keep else {})
             with m.If(move):
                 m.d.sync += register.eq(value)
             return register
@@ -123,7 +126,10 @@ class RequestFormer(wiring.Component):
             return register
 
         # stage 1: the units' starts (k x pitch, shared by the lanes: shifted adds, no DSP
-        # block), each lane's offset in its granule, its units' last byte and live units
+        # block), each lane's offset in its granule, its units' last byte and live units.
+        # The offset is a register of its own, beside its lane's sixteen adds in stage 2,
+        # not the beat register's copy of the same address bits, which Yosys would merge
+        # it into (a 3.1 ns route from there was the lanes-1 top's longest path)
         payload = self.beats.payload
         valid1 = valid_stage(self.beats.valid, "s1_valid")
         beat1 = stage(payload, "s1_beat")
@@ -133,12 +139,15 @@ class RequestFormer(wiring.Component):
         for j in range(lanes):
             lane = payload.lanes[j]
             lanes1.append((stage(lane.global_address[bits:], f"s1_lane{j}_granule"),
-                           stage(lane.global_address[:bits], f"s1_lane{j}_offset"),
+                           stage(lane.global_address[:bits], f"s1_lane{j}_offset", keep=True),
                            stage(_unit_bytes(lane.global_length, lane.units) - 1, f"s1_lane{j}_last"),
                            stage(Mux(lane.valid, lane.mask, 0), f"s1_lane{j}_live")))
 
-        # stage 2: each unit's first and last byte in the lane's two-granule window, as
-        # the sectors they touch, ORed by groups of four units
+        # stage 2: each unit's first byte in the lane's two-granule window, as the sector
+        # it touches and whether its last byte crosses into the next (a unit holds at most
+        # 12 bytes, so it touches two sectors at most): its offset in the sector past
+        # 31 - last, a compare of 5 bits beside the add rather than a second add after it.
+        # The sectors are ORed by groups of four units
         valid2, beat2 = valid_stage(valid1, "s2_valid"), stage(beat1, "s2_beat")
         lanes2 = []
         for j, (granule, offset, last, live) in enumerate(lanes1):
@@ -147,8 +156,9 @@ class RequestFormer(wiring.Component):
                 touched = Const(0, window)
                 for k in range(group * GROUP, (group + 1) * GROUP):
                     first = (offset + starts[k])[:bits + 1]
-                    end = (first + last)[:bits + 1]
-                    pair = (Const(1, window) << (first >> SECTOR_BITS)) | (Const(1, window) << (end >> SECTOR_BITS))
+                    sector = (Const(1, window) << first[SECTOR_BITS:])[:window]
+                    crosses = less_than(~last[:SECTOR_BITS], first[:SECTOR_BITS])
+                    pair = sector | Mux(crosses, sector << 1, 0)[:window]
                     touched = touched | Mux(live[k], pair, 0)
                 groups.append(touched[:window])     # a variable shift widens: the window's bits
             lanes2.append((stage(granule, f"s2_lane{j}_granule"), stage((granule + 1)[:len(granule)], f"s2_lane{j}_next"),
