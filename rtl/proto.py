@@ -144,13 +144,25 @@ class PrototypeTop(wiring.Component):
         """The request staging words, PUSH and CLEAR, and the monitors' reads. Like the
         unit's own registers (rtl/regfile.py): the strobe's cycle registers the decode,
         the next acts on it and registers the answer, on the bus a cycle later. Returns
-        the answer's (ack, err, data) registers."""
+        the answer's (ack, err, data) registers.
+
+        The unit's ready comes from its front end, far from the bridge after placement,
+        so the push is handed across in registers, each with at most one long route
+        into it (the ready's round trip into the bridge's logic was the board top's
+        longest path, 4.4 and 4.5 ns of routing; docs/fpga.md, "Clock speed"): a write
+        to PUSH pulses ``push``; ``offer``, the request's valid, holds from then until
+        the unit takes the request, which ``pushed`` registers; the write is
+        acknowledged with it. ``waiting`` holds the bus cycle from ``push`` to
+        ``pushed``, so the write is not decoded again."""
         staged = Signal(REQUEST_WORDS * 32)
-        pushing = Signal()
-        m.d.comb += [unit.requests.valid.eq(pushing), unit.requests.payload.eq(staged[:unit.requests.payload.shape().size])]
+        push, offer, pushed, waiting = (Signal(name=n) for n in ("push", "offer", "pushed", "waiting"))
+        taken = offer & unit.requests.ready
+        m.d.sync += [push.eq(0), offer.eq(offer & ~unit.requests.ready | push), pushed.eq(taken),
+                     waiting.eq(waiting & ~pushed | push)]
+        m.d.comb += [unit.requests.valid.eq(offer), unit.requests.payload.eq(staged[:unit.requests.payload.shape().size])]
         proto_ack, proto_err, proto_data = Signal(name="proto_ack"), Signal(name="proto_err"), Signal(32, name="proto_data")
         pending = Signal()
-        start = bus.cyc & bus.stb & to_proto & ~pending & ~proto_ack & ~proto_err & ~pushing
+        start = bus.cyc & bus.stb & to_proto & ~pending & ~proto_ack & ~proto_err & ~push & ~waiting
         byte_offset = Cat(Const(0, 2), proto_word[:(PROTO_WORDS - 1).bit_length()])
         request_words = [_offset("REQUEST") + 4 * i for i in range(REQUEST_WORDS)]
         # the words a read answers with, by offset: the staged request's, then the monitors
@@ -162,8 +174,8 @@ class PrototypeTop(wiring.Component):
             m.d.sync += hits.eq(Cat(byte_offset == offset for offset in offsets))
         m.d.sync += [pending.eq(start), proto_ack.eq(0), proto_err.eq(0)]
         hit = dict(zip(offsets, hits))
-        with m.If(pushing & unit.requests.ready):
-            m.d.sync += [pushing.eq(0), proto_ack.eq(1)]
+        with m.If(pushed):
+            m.d.sync += proto_ack.eq(1)
         with m.If(pending):
             # one register is hit at most: an AND-OR multiplexer
             m.d.sync += proto_data.eq(reduce(operator.or_, (Mux(hit[k], v, 0) for k, v in words.items())))
@@ -172,7 +184,7 @@ class PrototypeTop(wiring.Component):
                 m.d.sync += proto_ack.eq(1)
             with m.Elif(hit[_offset("PUSH")]):
                 # a push is acknowledged when the unit takes the request
-                m.d.sync += [pushing.eq(bus.we), proto_err.eq(~bus.we)]
+                m.d.sync += [push.eq(bus.we), proto_err.eq(~bus.we)]
             with m.Elif(hit[_offset("CLEAR")]):
                 m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we)]
                 m.d.comb += clear.eq(bus.we)

@@ -16,8 +16,8 @@ few levels of logic long, for the clock (docs/fpga.md):
    (mask bits at or past a lane's ``units`` are 0, as the datapath makes them);
 2. per lane and unit, its first byte in the window and so its sector, and whether its
    last byte crosses into the next sector (a compare of the first byte's offset in its
-   sector with ``31 - last``, beside the add, not a second add), ORed by groups of four
-   units; the number of the granule after the lane's;
+   sector with ``31 - last``, beside the add, not a second add), ORed by groups of
+   :data:`GROUP` units; the number of the granule after the lane's;
 3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
    *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
    candidates whether they name one granule (compares of every pair: no sort);
@@ -51,8 +51,10 @@ __all__ = ["RequestFormer", "UNITS", "STAGES"]
 
 #: Units a chunk holds at most (a bit each in a lane's ``mask``).
 UNITS = 16
-#: Units whose sectors stage 2 ORs together (the rest of the OR is stage 3's).
-GROUP = 4
+#: Units whose sectors stage 2 ORs together (the rest of the OR is stage 3's): one, so
+#: stage 2 ends at each unit's sectors (an OR of four there was part of the lanes-1 top's
+#: longest path, 99.42 MHz; the OR of sixteen in stage 3 is beside its compares).
+GROUP = 1
 #: The former's registers from a beat in to its requests out: stages 1 to 4 above (the
 #: timing model's count, model/config.py).
 STAGES = FORMER_STAGES
@@ -147,7 +149,7 @@ class RequestFormer(wiring.Component):
         # it touches and whether its last byte crosses into the next (a unit holds at most
         # 12 bytes, so it touches two sectors at most): its offset in the sector past
         # 31 - last, a compare of 5 bits beside the add rather than a second add after it.
-        # The sectors are ORed by groups of four units
+        # The sectors are ORed by groups of GROUP units
         valid2, beat2 = valid_stage(valid1, "s2_valid"), stage(beat1, "s2_beat")
         lanes2 = []
         for j, (granule, offset, last, live) in enumerate(lanes1):
