@@ -236,6 +236,8 @@ def kept_unless(pick, new, held):
     ``held ^ ((new ^ held) & pick)``. It equals a multiplexer, but where ``held`` is a
     register's own value Yosys makes a multiplexer's select that register's clock
     enable, one net from the select's logic to every flip-flop of the register; this
-    form stays in the register's data input (``tests/test_synth.py``)."""
+    form stays in the register's data input (``tests/test_synth.py``). ``pick`` is one
+    bit and ``new`` a value at least as wide as ``held`` (a narrower one would be
+    extended with zeros, not its sign); the result is ``held``'s bits, unsigned."""
     width = len(held)
     return (held ^ ((new[:width] ^ held) & pick.replicate(width)))[:width]
