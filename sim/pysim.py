@@ -7,6 +7,8 @@ from ..rtl.layouts import RequestLayout
 from ..rtl.unit import TmaUnit
 from .cosim import (LockstepChecker, Scenario, completion_pattern, ready_pattern, request_gaps, RunResult,
                     waveform_on_mismatch)
+from . import native
+from .ledger import describe, note
 from .testbench import write_descriptor, set_slot_valid, stream_put
 
 __all__ = ["run_pysim"]
@@ -24,31 +26,71 @@ def run_pysim(scenario: Scenario, vcd: str | None = None, max_cycles: int = 2000
                                 window=None)
 
 
-def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
-    dut = TmaUnit(scenario.config)
-    checker = LockstepChecker(scenario)
-    ready = ready_pattern(scenario.seed, scenario.ready_probability)
-    completion_ready = completion_pattern(scenario)
-    gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
-    state = {"cycle": 0, "setup_done": False}
-    total = len(scenario.requests)
+#: The simulated units a process keeps for its next scenarios (:class:`_Bench`), by
+#: configuration, the most recently used last; at most :data:`KEPT` of them.
+_BENCHES = {}
+KEPT = 4
 
-    async def setup_and_requests(ctx):
-        for slot, image in scenario.images.items():
+
+def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
+    key = (scenario.config, native.source_digest())        # a unit of other code is another unit
+    bench = _BENCHES.pop(key, None) or _Bench(scenario.config)
+    result = bench.run(scenario, vcd, max_cycles)          # raises on a difference: the bench is not kept
+    _BENCHES[key] = bench
+    while len(_BENCHES) > KEPT:
+        del _BENCHES[next(iter(_BENCHES))]
+    note("lockstep", backend="pysim", config=describe(scenario.config), requests=len(scenario.requests))
+    return result
+
+
+class _Bench:
+    """A unit of one configuration in Amaranth's simulator with the two testbenches of a
+    lockstep run, kept for the next scenario of that configuration: elaborating the unit
+    and compiling it for the simulator take seconds, while a short scenario's cycles take
+    a fraction of one. Each run starts with the simulator's reset (every signal and
+    memory to its initial value, the clock and the testbenches started again from the
+    top), which is the state of a simulator just made. A run that ended early (a
+    difference, an error) leaves testbenches midway: that bench is dropped, not kept."""
+
+    def __init__(self, config):
+        self.dut = TmaUnit(config)
+        self.sim = Simulator(self.dut)
+        self.sim.add_clock(1e-8)
+        self.sim.add_testbench(self._setup_and_requests)
+        self.sim.add_testbench(self._consumer)
+        self.job, self.used = None, False
+
+    def run(self, scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
+        self.job = _Job(scenario, max_cycles)
+        if self.used:
+            self.sim.reset()
+        self.used = True
+        if vcd:
+            with self.sim.write_vcd(vcd):
+                self.sim.run()
+        else:
+            self.sim.run()
+        return self.job.checker.finish(self.job.cycle)
+
+    async def _setup_and_requests(self, ctx):
+        dut, job = self.dut, self.job
+        for slot, image in job.scenario.images.items():
             if image is not None:
                 await write_descriptor(ctx, dut.bus, slot, image)
-        await set_slot_valid(ctx, dut.bus, scenario.valid_slots)
-        state["setup_done"] = True
-        for fields, gap in zip(scenario.requests, gaps):
+        await set_slot_valid(ctx, dut.bus, job.scenario.valid_slots)
+        job.setup_done = True
+        for fields, gap in zip(job.scenario.requests, job.gaps):
             for _ in range(int(gap)):
                 await ctx.tick()
             await stream_put(ctx, dut.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
 
-    async def consumer(ctx):
-        cycle = 0
-        while checker.completion_index < total:
-            if not state["setup_done"]:
-                state["start"] = cycle + 1          # cycles count from the first request offered
+    async def _consumer(self, ctx):
+        dut, job = self.dut, self.job
+        checker, ready, completion_ready = job.checker, job.ready, job.completion_ready
+        cycle, start = 0, 0
+        while checker.completion_index < len(job.scenario.requests):
+            if not job.setup_done:
+                start = cycle + 1          # cycles count from the first request offered
             ctx.set(dut.beats.ready, int(ready[cycle % len(ready)]))
             ctx.set(dut.completions.ready, int(completion_ready[cycle % len(completion_ready)]))
             _, _, beat_valid, beat_ready, beat, done_valid, done_ready, done = await ctx.tick().sample(
@@ -59,17 +101,20 @@ def _run(scenario: Scenario, vcd: str | None, max_cycles: int) -> RunResult:
             if done_valid and done_ready:
                 checker.on_completion(cycle, done.as_bits())
             cycle += 1
-            if cycle > max_cycles:
+            if cycle > job.max_cycles:
                 break
-        state["cycle"] = cycle - state.get("start", 0)
+        job.cycle = cycle - start
 
-    sim = Simulator(dut)
-    sim.add_clock(1e-8)
-    sim.add_testbench(setup_and_requests)
-    sim.add_testbench(consumer)
-    if vcd:
-        with sim.write_vcd(vcd):
-            sim.run()
-    else:
-        sim.run()
-    return checker.finish(state["cycle"])
+
+class _Job:
+    """One scenario's run on a :class:`_Bench`: its checker, its ready patterns and gaps,
+    and how far the run has come."""
+
+    def __init__(self, scenario: Scenario, max_cycles: int):
+        self.scenario, self.max_cycles = scenario, max_cycles
+        self.checker = LockstepChecker(scenario)
+        self.ready = ready_pattern(scenario.seed, scenario.ready_probability)
+        self.completion_ready = completion_pattern(scenario)
+        self.gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
+        self.setup_done = False
+        self.cycle = 0

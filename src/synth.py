@@ -36,6 +36,7 @@ from .rtl.regfile import DescriptorFile
 from .rtl.request_former import RequestFormer
 from .rtl.unit import TmaUnit
 from .rtl.walker import Walker
+from .sim.ledger import describe, note
 from .sim.native import cache_dir, cache_key
 
 __all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
@@ -163,6 +164,8 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
                                 round(time.perf_counter() - start, 1), mapper)
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result.to_dict()))
+    note("build", backend="yosys" + (" nextpnr" if place else ""), config=describe(config), flags=block,
+         seconds=result.seconds)
     return result
 
 
