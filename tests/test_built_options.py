@@ -18,6 +18,8 @@ from tma_unit.sim.generate import GENERATORS, RandomDraw
 from tma_unit.sim.cosim import Scenario
 from tma_unit.sim.pysim import run_pysim
 
+from units import MODES, on
+
 TILED_SM90 = UnitConfig(lanes=1, slots=16, modes="tiled", swizzles="sm90")
 FULL = UnitConfig(lanes=1, slots=16)
 
@@ -144,19 +146,15 @@ def test_codes_called_unreachable_never_come_from_such_a_unit(config):
     assert len(seen) >= 25
 
 
-#: The configurations the compiled campaigns run: gather4 without the pixel walk and the
-#: sm_100 swizzles; the im2col family without gather4.
-CAMPAIGN_CONFIGS = [
-    ("cxxrtl", UnitConfig(lanes=1, modes="tiled+gather4", swizzles="sm90")),
-    ("verilator", UnitConfig(lanes=1, modes="tiled+gather4", swizzles="sm90")),
-    ("cxxrtl", UnitConfig(lanes=8, modes="tiled+im2col+im2col_w")),
-    ("verilator", UnitConfig(lanes=8, modes="tiled+gather4", swizzles="sm90")),
-]
+#: The configurations the compiled campaigns run (tests/units.py's MODES, on the least
+#: queues): gather4 without the pixel walk and the sm_100 swizzles; the im2col family
+#: without gather4.
+CAMPAIGN_CONFIGS = [on("cxxrtl", MODES["gather4"][1]), on("verilator", MODES["gather4"][1]),
+                    on("cxxrtl", MODES["im2col"][8]), on("verilator", MODES["gather4"][8])]
 
 
 @pytest.mark.slow           # a compiled build of each
-@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS,
-                         ids=[f"{b}-lanes{c.lanes}-{c.modes}-{c.swizzles}" for b, c in CAMPAIGN_CONFIGS])
+@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS)
 def test_campaign_on_a_unit_built_without_some_modes(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
     difference, every built mode and operation completes OK, the others are refused."""

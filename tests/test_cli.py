@@ -9,6 +9,8 @@ from tma_unit.cli import main, DEFAULT_TENSOR_MAP, DEFAULT_REQUEST
 from tma_unit.docgen import GENERATED
 from tma_unit.model import transactions
 
+from units import DEFAULT, grouped
+
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
@@ -279,7 +281,8 @@ def test_every_example_lays_out(capsys):
     assert "IM2COL_W_128" in out and "GATHER4" in out
 
 
-@pytest.mark.slow          # the demo suite on pysim (about 30 s), then on both compiled backends
+@pytest.mark.slow          # the demo suite on pysim, then on both compiled backends
+@grouped("cxxrtl", DEFAULT[1])
 def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch, tmp_path):
     assert main(["demo", "--copies", "1"]) == 0
     out = capsys.readouterr().out
@@ -287,8 +290,9 @@ def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch, tmp_path):
     assert out.count(" match") == len(DEMO_CASES)
     assert f"{len(DEMO_CASES)} passed, 0 failed" in out
     # a compiled backend runs every case on one library, one after another: its table is
-    # the Python simulator's, which simulates each case on a fresh unit, cycle for cycle
-    monkeypatch.setenv("TMA_UNIT_CXX_OPT", "-O0")      # the libraries test_sim_waveform builds
+    # the Python simulator's, which simulates each case on a unit fresh from reset, cycle
+    # for cycle (the libraries are test_sim_waveform's: CXXRTL's default, Verilator's with
+    # a recorder)
     from waveforms import TOP, Waveform
     from tma_unit.sim.native import PERIOD_NS
     for backend in ("cxxrtl", "verilator"):

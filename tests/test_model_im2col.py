@@ -3,7 +3,7 @@ examples of PTX section 5.5, derived by hand, and the vectorized walks against t
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import given, settings
 
 from tma_unit.model import (AccessMode, DataType, ErrorCode, Im2colWideMode, MapKind,
                             Operation, Request, Swizzle, TensorMap, TmaError, box_elements,
@@ -13,9 +13,6 @@ from tma_unit.model.reference import reference_elements
 from tma_unit.model.tensormap import dense_strides
 
 from strategies import im2col_cases, wide_cases, gather4_cases
-
-SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-
 
 def im2col_map(dims, lower, upper, channels, pixels, strides=None, dtype=DataType.FLOAT16):
     es = strides or [1] * len(dims)
@@ -312,7 +309,7 @@ def _vectorized(tm, req):
 def test_vectorized_walk_equals_loop(cases, examples):
     """Each element's global address, shared-memory address and bounds, from the
     vectorized walk and from the per-pixel loop; and the map's image round trip."""
-    @settings(max_examples=examples, **SETTINGS)
+    @settings(max_examples=examples)
     @given(cases())
     def check(case):
         tm, req = case

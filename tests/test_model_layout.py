@@ -11,7 +11,7 @@ from tma_unit.model.layout import DescriptorField, descriptor_fields, flat_field
 from strategies import tiled_cases
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=300)
 @given(tiled_cases())
 def test_round_trip(case):
     tm, _ = case

@@ -12,6 +12,8 @@ from tma_unit.sim.campaign import run_campaign
 from tma_unit.sim.generate import GENERATORS, RandomDraw
 from tma_unit.sim.pysim import run_pysim
 
+from units import OPTIONS, on
+
 
 @pytest.mark.parametrize("beat_queue", [BEAT_QUEUE_RANGE[0], 40])
 def test_generated_scenarios_with_a_stalled_beat_stream(beat_queue):
@@ -40,20 +42,22 @@ def test_configuration_refuses_a_queue_out_of_range(field, value, code, detail):
 
 
 #: The compiled campaigns: both backends, lanes 1 and 8, the least queues (the campaign's
-#: fault generator stalls the completion stream). They check the rules at commit
-#: (UnitConfig.checks, tests/test_commit_checks.py) too, so one build of each backend
-#: and lane count serves both options, which touch different blocks (the descriptor file
-#: and the front end; the datapath's queues).
-LEAST = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0], checks="at_commit")
-CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, **LEAST)) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
+#: fault generator stalls the completion stream). The units are tests/units.py's OPTIONS,
+#: which check the rules at commit (UnitConfig.checks, tests/test_commit_checks.py), step
+#: addresses and form requests too: one build of each backend and lane count serves every
+#: option, each touching blocks of its own. With a request former the least beat queue is
+#: 13 entries, the records on their way to it when its head stops, as 9 is without one;
+#: the units of tests/units.py's MODES have 9 (tests/test_built_options.py's campaigns).
+CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
 @pytest.mark.slow           # a compiled build of each
-@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS, ids=[f"{b}-lanes{c.lanes}" for b, c in CAMPAIGN_CONFIGS])
+@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS)
 def test_campaign_on_the_least_queues_checked_at_commit(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
     difference, and every mode completes OK somewhere; every descriptor the scenarios
     make valid goes through the commit checker."""
+    assert (config.beat_queue, config.completion_depth) == (config.least_beat_queue, COMPLETION_DEPTH_RANGE[0])
     report = run_campaign(config, backend, seed=33, scenarios=300 if config.lanes == 1 else 100, workers=1)
     assert not report["failures"], report["failures"][0].report
     modes_ok = {bucket.split("/")[0] for bucket, count in report["coverage"].buckets.items() if count}

@@ -115,7 +115,7 @@ def test_the_former_merges_a_mid_line_row_into_two_requests_a_beat(lanes):
     assert _run(config, [(tm, req)]) == []
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=12)
 @given(data=st.data(), lanes=st.sampled_from([1, 2, 4, 8]), granule=st.sampled_from([128, 256]))
 def test_the_former_matches_the_model_on_random_requests_of_every_mode(data, lanes, granule):
     draw = HypothesisDraw(data.draw)

@@ -18,7 +18,7 @@ OPERAND = st.integers(-(1 << 17), (1 << 17) - 1)
 
 
 @pytest.mark.parametrize("registered_inputs", [True, False])
-@settings(max_examples=10, deadline=None, derandomize=True)
+@settings(max_examples=10)
 @given(st.lists(st.tuples(OPERAND, OPERAND, st.booleans()), min_size=1, max_size=12))
 def test_twin_multiplies_operands_of_earlier_loads(registered_inputs, steps):
     """The product is a * b of the operands given ``latency`` loads before (a load: a cycle

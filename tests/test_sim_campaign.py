@@ -23,17 +23,26 @@ from tma_unit.sim.campaign import (BatchChecker, StatusMirror, expected_beats, f
 from tma_unit.sim.cosim import Mismatch
 from tma_unit.sim.generate import GENERATORS, RandomDraw, legal_scenario
 
-CONFIG = UnitConfig()
+from units import DEFAULT, grouped
+
+CONFIG = DEFAULT[1]
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.json"))
+#: Each corpus case on each compiled backend, in the group of its configuration's unit.
+CORPUS_RUNS = [pytest.param(path, backend, marks=grouped(backend, read_reproducer(path)[0].config),
+                            id=f"{backend}-{path.stem}") for path in CORPUS for backend in ("cxxrtl", "verilator")]
 #: The seconds of the campaign every test run makes ($TMA_UNIT_CAMPAIGN_SECONDS).
 CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "150"))
 
 
 @pytest.fixture(scope="module")
 def unit():
-    """The lanes-1 unit on CXXRTL, built at -O3 (about a minute the first time); the tests
-    that use it are marked slow."""
+    """The default lanes-1 unit on CXXRTL (a minute and a half to build, once a run); the
+    tests that use it are marked slow and are in its group."""
     return make_unit(CONFIG, "cxxrtl")
+
+
+#: The group of the tests on the unit above.
+ON_UNIT = grouped("cxxrtl", CONFIG)
 
 
 def words_of(columns: dict, flat, count: int, width_bits: int) -> np.ndarray:
@@ -99,7 +108,7 @@ def test_the_model_s_own_beats_pass_and_a_completion_before_its_last_beat_does_n
         checker.check(words, cycles, completions, np.zeros(len(completions), dtype=np.int64), 10 ** 6)
 
 
-LANES8 = UnitConfig(lanes=8)
+LANES8 = DEFAULT[8]
 
 
 @pytest.mark.parametrize("config, name", [(config, name) for config in (CONFIG, LANES8)
@@ -217,6 +226,7 @@ def legal_with_beats(count):
 
 
 @pytest.mark.slow
+@ON_UNIT
 def test_a_difference_is_shrunk_to_the_request_that_makes_it(unit):
     scenario = legal_with_beats(4)
     bad = CorruptingUnit(unit, scenario.requests[2]["request_id"])
@@ -231,6 +241,7 @@ def test_a_difference_is_shrunk_to_the_request_that_makes_it(unit):
 
 
 @pytest.mark.slow
+@ON_UNIT
 def test_the_campaign_finds_a_planted_difference(unit, monkeypatch):
     key = (CONFIG, "cxxrtl", None)
     monkeypatch.setitem(campaign._UNITS, key, CorruptingUnit(unit, 1))
@@ -240,8 +251,7 @@ def test_the_campaign_finds_a_planted_difference(unit, monkeypatch):
 
 
 @pytest.mark.slow          # a compiled unit on each backend
-@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
-@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+@pytest.mark.parametrize("path, backend", CORPUS_RUNS)
 def test_corpus_case_replays(path, backend):
     """Every difference a campaign ever found, replayed in lockstep on both compiled
     backends: each must now agree with the model."""
@@ -254,6 +264,7 @@ def test_corpus_is_not_empty():
 
 
 @pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign, 150 by default
+@ON_UNIT
 def test_campaign_with_a_fresh_seed(capsys, tmp_path):
     """The campaign every run makes: all four generators on lanes 1 for
     $TMA_UNIT_CAMPAIGN_SECONDS seconds on every core, from a fresh seed it prints. A
@@ -295,6 +306,7 @@ class MiscountingUnit:
 
 
 @pytest.mark.slow
+@ON_UNIT
 def test_status_registers_follow_the_model_s_completions(unit):
     """After each scenario the status registers read what the model's completions make of
     them (docs/registers.md): COMPLETED counts them, the error fields hold the last one,

@@ -5,13 +5,14 @@ on both backends; and random legal and illegal descriptors and requests, every
 completion compared."""
 
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import given, settings
 
 from tma_unit.model import AccessMode
 from tma_unit.model.config import UnitConfig
 from tma_unit.sim.pysim import run_pysim
 
 from strategies import scenarios
+from units import DEFAULT, OPTIONS, grouped, on
 
 ALL_MODES = {mode.value for mode in AccessMode}
 
@@ -19,15 +20,13 @@ ALL_MODES = {mode.value for mode in AccessMode}
 def modes_of(scenario):
     return {fields["mode"] for fields in scenario.requests}
 
-SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-
 
 @pytest.mark.slow          # two seconds and more an example; the fast subset runs the worked examples on pysim
 @pytest.mark.parametrize("lanes", [1, 8])
 def test_random_legal_requests_pysim(lanes):
     config = UnitConfig(lanes=lanes, slots=8)
 
-    @settings(max_examples=12, **SETTINGS)
+    @settings(max_examples=12)
     @given(scenarios(config))
     def check(scenario):
         result = run_pysim(scenario)
@@ -40,7 +39,7 @@ def test_random_legal_requests_pysim(lanes):
 def test_random_legal_and_illegal_requests_pysim():
     config = UnitConfig(lanes=2, slots=8, address_width=48)
 
-    @settings(max_examples=25, **SETTINGS)
+    @settings(max_examples=25)
     @given(scenarios(config, legal_only=False, max_rows=4))
     def check(scenario):
         run_pysim(scenario)
@@ -48,13 +47,14 @@ def test_random_legal_and_illegal_requests_pysim():
     check()
 
 
-@pytest.mark.slow          # a CXXRTL build (-O0, about 25 s) and 40 scenarios
+@pytest.mark.slow          # the default lanes-1 unit's CXXRTL build and 40 scenarios
+@grouped("cxxrtl", DEFAULT[1])
 def test_random_legal_and_illegal_requests_cxxrtl():
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-    config = UnitConfig(lanes=1, slots=8)
-    unit = CxxrtlUnit(config, optimize="-O0")
+    config = DEFAULT[1]
+    unit = CxxrtlUnit(config)
 
-    @settings(max_examples=40, **SETTINGS)
+    @settings(max_examples=40)
     @given(scenarios(config, legal_only=False, max_rows=8))
     def check(scenario):
         run_cxxrtl(scenario, unit)
@@ -70,7 +70,7 @@ def test_random_im2col_requests_pysim(lanes):
     config = UnitConfig(lanes=lanes, slots=8)
     seen = set()
 
-    @settings(max_examples=10, **SETTINGS)
+    @settings(max_examples=10)
     @given(scenarios(config, max_requests=4, kinds=("im2col", "wide")))
     def check(scenario):
         seen.update(modes_of(scenario))
@@ -82,16 +82,18 @@ def test_random_im2col_requests_pysim(lanes):
 
 
 @pytest.mark.slow          # a CXXRTL build per lane count
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_random_requests_of_every_mode_cxxrtl(lanes):
+@pytest.mark.parametrize("backend, config", [on("cxxrtl", DEFAULT[1]), on("cxxrtl", OPTIONS[8])])
+def test_random_requests_of_every_mode_cxxrtl(backend, config):
     """Every access mode on the compiled backend, in mixed sequences, so that requests of
-    different modes follow each other back to back."""
+    different modes follow each other back to back: on the default unit at lanes 1, and
+    at lanes 8 on the unit built with every option (tests/units.py), whose build the
+    campaigns share; the default lanes-8 unit's lockstep runs are Verilator's
+    (tests/test_export.py, tests/test_timing.py) and the Python simulator's (above)."""
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-    config = UnitConfig(lanes=lanes, slots=8)
-    unit = CxxrtlUnit(config, optimize="-O0")
+    unit = CxxrtlUnit(config)
     seen = set()
 
-    @settings(max_examples=16, **SETTINGS)
+    @settings(max_examples=16)
     @given(scenarios(config, max_requests=6, max_rows=16))
     def check(scenario):
         seen.update(modes_of(scenario))

@@ -11,13 +11,13 @@ import os
 import pytest
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor
-from tma_unit.model.config import UnitConfig
 from tma_unit.model.unit import fields_from_request
 from tma_unit.rtl.layouts import beat_layout
 from tma_unit.sim.cosim import LockstepChecker, MISMATCH_VCD_ENV, MISMATCH_WINDOW, Mismatch, Scenario
 
 from tma_unit.sim.native import PERIOD_NS as PERIOD
 
+from units import DEFAULT, grouped
 from waveforms import TOP, Waveform
 
 #: fp16 rows of 64 elements: 128 bytes, eight 16-byte chunks, one 128B swizzle line each
@@ -33,22 +33,29 @@ def tile_scenario(config, corners, **backpressure):
     return Scenario(config, {0: encode_descriptor(TILE)}, 1, requests, **backpressure)
 
 
-def recording(backend, config):
-    """A unit of a compiled backend with a waveform recorder, and the backend's checked run."""
+def recording(backend, config, optimize=None):
+    """A unit of a compiled backend with a waveform recorder, and the backend's checked run:
+    CXXRTL's library always has one (the default lanes-1 unit every CXXRTL test uses),
+    Verilator's is a build of its own (``trace``)."""
     if backend == "cxxrtl":
         from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-        return CxxrtlUnit(config, "-O0"), run_cxxrtl
+        return CxxrtlUnit(config, optimize), run_cxxrtl
     from tma_unit.sim.verilator import VerilatorUnit, run_verilator
-    return VerilatorUnit(config, "-O0", trace=True), run_verilator
+    return VerilatorUnit(config, optimize, trace=True), run_verilator
+
+
+#: The compiled backends, each test in the group of the default lanes-1 unit of its backend.
+BACKENDS = [pytest.param("cxxrtl", marks=grouped("cxxrtl", DEFAULT[1])),
+            pytest.param("verilator", marks=grouped("verilator", DEFAULT[1]))]
 
 
 @pytest.mark.slow          # a recording build of each compiled backend
-@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp_path):
     """Beats and completions read back from the waveform alone, at each cycle's time, go
     through a fresh lockstep checker, and arrive at the cycles the run took them: a
     waveform sampled a cycle early or late, or with a port missing, fails one or the other."""
-    config = UnitConfig(lanes=1, slots=8)          # the library test_sim_cosim builds
+    config = DEFAULT[1]
     # the second box is partly out of bounds (dimensions 0 and 1); beats wait on a ready
     # pattern and requests on gaps, so the handshakes and payloads change out of step
     scenario = tile_scenario(config, [(0, 0), (224, 62)], seed=5, ready_probability=0.6, max_gap=3)
@@ -79,9 +86,9 @@ def test_waveform_holds_the_beats_and_completions_the_model_expects(backend, tmp
 
 
 @pytest.mark.slow          # a recording build of each compiled backend
-@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(backend, tmp_path):
-    config = UnitConfig(lanes=1, slots=8)
+    config = DEFAULT[1]
     unit, run = recording(backend, config)
     with pytest.raises(FileNotFoundError, match="no-such-folder"):
         run(tile_scenario(config, [(0, 0)]), unit, vcd=str(tmp_path / "no-such-folder" / "run.vcd"))
@@ -93,12 +100,12 @@ def test_a_waveform_that_cannot_be_written_is_an_error_and_the_unit_runs_on(back
 
 
 @pytest.mark.slow          # a recording build of each compiled backend
-@pytest.mark.parametrize("backend", ["cxxrtl", "verilator"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_unit_freed_while_recording_finishes_its_waveform(backend, tmp_path):
     """A C caller may free a unit (``tma_free``) with its recorder still open: the file is
     finished, to the run's last cycle, not cut off where the writer's buffer last emptied."""
     from tma_unit.sim.native import run_native
-    config = UnitConfig(lanes=1, slots=8)
+    config = DEFAULT[1]
     unit, _ = recording(backend, config)
     path = tmp_path / "left-open.vcd"
     assert unit.lib.tma_wave_open(unit.handle, os.fsencode(path), 0, 1 << 62) == 0
@@ -112,20 +119,22 @@ def test_a_unit_freed_while_recording_finishes_its_waveform(backend, tmp_path):
 
 
 @pytest.mark.slow          # a compiled build
+@grouped("verilator", DEFAULT[1])
 def test_a_unit_without_a_recorder_says_how_to_get_one(tmp_path):
     from tma_unit.sim.verilator import VerilatorUnit, run_verilator
-    config = UnitConfig(lanes=1)            # the library test_export builds
+    config = DEFAULT[1]
     with pytest.raises(ValueError, match=r"without a waveform recorder .*trace=True"):
         run_verilator(tile_scenario(config, [(0, 0)]), VerilatorUnit(config), vcd=str(tmp_path / "run.vcd"))
     assert not (tmp_path / "run.vcd").exists()
 
 
 @pytest.mark.slow          # a compiled build
+@grouped("cxxrtl", DEFAULT[1])
 def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
     from tma_unit.sim.cxxrtl import CxxrtlUnit
     from tma_unit.sim.native import run_native
-    config = UnitConfig(lanes=1, slots=8)
-    unit = CxxrtlUnit(config, "-O0")
+    config = DEFAULT[1]
+    unit = CxxrtlUnit(config)
     path = tmp_path / "two.vcd"
     with unit.waveform(path):
         first = run_native(tile_scenario(config, [(0, 0)]), unit)
@@ -139,9 +148,13 @@ def test_cxxrtl_runs_recorded_in_one_waveform_follow_each_other(tmp_path):
 
 
 def without_swizzle(monkeypatch):
-    """The bug: the datapath passes the dense shared-memory address through unswizzled."""
+    """The bug: the datapath passes the dense shared-memory address through unswizzled. The
+    unit is then not the one the project's files make, so the digest of what it is made
+    of, which keys every kept unit (a compiled library, a simulator), says so too."""
     import tma_unit.rtl.datapath
+    from tma_unit.sim import native
     monkeypatch.setattr(tma_unit.rtl.datapath, "swizzle_address", lambda address, swizzle, built: address)
+    monkeypatch.setattr(native, "source_digest", lambda: "the swizzle left out")
 
 
 #: Copies the bug cannot touch (no swizzle) before the one it shows in, so that the
@@ -167,7 +180,7 @@ def bug_scenario(config):
                                      pytest.param("verilator", marks=pytest.mark.slow)])
 def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycles(backend, tmp_path, monkeypatch):
     without_swizzle(monkeypatch)
-    config = UnitConfig(lanes=1, slots=8)
+    config = DEFAULT[1]
     scenario = bug_scenario(config)
     if backend == "pysim":
         from tma_unit.sim.pysim import run_pysim
@@ -175,7 +188,7 @@ def test_an_rtl_bug_stops_the_run_with_a_report_and_a_waveform_of_its_last_cycle
         with pytest.raises(Mismatch) as caught:
             run_pysim(scenario, mismatch_vcd=str(path))
     else:
-        unit, run = recording(backend, config)
+        unit, run = recording(backend, config, "-O0")     # a build of its own: the fastest to make
         monkeypatch.setenv(MISMATCH_VCD_ENV, str(tmp_path / "waves"))       # no file given: the folder's
         path = tmp_path / "waves" / f"mismatch-{backend}.vcd"
         with pytest.raises(Mismatch) as caught:

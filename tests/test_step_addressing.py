@@ -16,6 +16,8 @@ from tma_unit.sim.cosim import Scenario
 from tma_unit.sim.generate import GENERATORS, RandomDraw
 from tma_unit.sim.pysim import run_pysim
 
+from units import OPTIONS, on
+
 _F16 = DataType.FLOAT16
 
 #: (descriptor, request): each reaches deltas of its own.
@@ -76,16 +78,16 @@ def test_configuration_refuses_an_unknown_addressing():
         assert error.value.code == code and error.value.field == "config.addressing"
 
 
-#: The compiled campaigns: both backends, lanes 1 and 8, every mode built. The units have
-#: a request former too (UnitConfig.request_former): the lockstep checker compares every
-#: beat's L2 requests with the model's merge, and one build of each backend and lane
-#: count serves both options (tests/test_timing.py's STEPPING).
-CAMPAIGN_CONFIGS = [(backend, UnitConfig(lanes=lanes, addressing="step", request_former=128))
-                    for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
+#: The compiled campaigns: both backends, lanes 1 and 8, every mode built. The units are
+#: tests/units.py's OPTIONS: a request former too (the lockstep checker compares every
+#: beat's L2 requests with the model's merge), the least queues and the rules at commit,
+#: so one build of each backend and lane count serves every option (tests/test_timing.py,
+#: tests/test_queue_depths.py).
+CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
 @pytest.mark.slow           # a compiled build of each
-@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS, ids=[f"{b}-lanes{c.lanes}" for b, c in CAMPAIGN_CONFIGS])
+@pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS)
 def test_campaign_on_a_unit_that_steps_addresses(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
     difference, and every mode and operation completes OK somewhere."""

@@ -48,14 +48,15 @@ def test_synthesis_figures_and_cache(tmp_path, monkeypatch):
     assert list((tmp_path / "synthesis").glob("*.json")) == [cached] and cached.stat().st_mtime_ns == written
 
 
-@pytest.mark.slow          # another synthesis of the unit
+@pytest.mark.slow          # a synthesis of the datapath, a fifth of the unit
 def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
     """When Yosys stops on the first LUT mapper's script, the next one synthesizes the
-    unit, and the result names it."""
+    block, and the result names it. The datapath (lanes' address products, the queues)
+    takes a few seconds where the unit takes a minute, and the fallback is the same."""
     monkeypatch.setenv("TMA_UNIT_CACHE", str(tmp_path))
     monkeypatch.setattr(synth, "LUT_MAPPERS", {"broken": "synth_ecp5 -top no_such_module",
                                                "abc": synth.LUT_MAPPERS["abc"]})
-    result = synthesize(UnitConfig(lanes=1, slots=2), place=False)
+    result = synthesize(UnitConfig(lanes=1, slots=2), place=False, block="datapath")
     assert result.mapper == "abc"
     assert result.luts > 1000 and result.flip_flops > 1000 and result.dsps > 0
 

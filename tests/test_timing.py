@@ -6,20 +6,21 @@ Amaranth simulation."""
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings, strategies as st, HealthCheck
+from hypothesis import assume, given, settings, strategies as st
 
-from tma_unit.model.config import UnitConfig
+
 from tma_unit.model.memory import Memory
 from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, memory_beats, predict,
                                    predict_memory, predict_scenario, scenario_copies, ReadyPattern)
 from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
+from tma_unit.sim.ledger import describe
 from tma_unit.sim.native import run_native
 from tma_unit.sim.verilator import VerilatorUnit
 
 from strategies import scenarios
+from units import DEEP, DEFAULT, MODES, OPTIONS, grouped
 
-SETTINGS = dict(deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 UNITS = {}
 
 
@@ -40,39 +41,36 @@ def assert_same_timing(scenario):
     assert timing.cycles == rtl.cycles
 
 
-@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: the demo suite twice on pysim
+def verilated(config, slow=False):
+    """A parameter ``config``, in the group of its Verilator unit; marked slow with ``slow``."""
+    return pytest.param(config, marks=[grouped("verilator", config), *([pytest.mark.slow] if slow else [])],
+                        id=describe(config).replace(" ", "-"))
+
+
+@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a minute's build
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3), (0.8, 40), (0.2, 0)])
-def test_demo_suite(lanes, probability, max_gap):
-    scenario = demo_scenario(UnitConfig(lanes=lanes, slots=8), list(DEMO_CASES), copies=2)
+def test_demo_suite(config, probability, max_gap):
+    scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
     scenario.seed, scenario.ready_probability, scenario.max_gap = 11, probability, max_gap
     assert_same_timing(scenario)
 
 
-#: Units built without some modes or swizzles (UnitConfig.modes, .swizzles): the demo
-#: suite's requests of the others are refused, one record each, as the model predicts.
-BUILT_OPTIONS = [UnitConfig(lanes=1, slots=8, modes="tiled+gather4", swizzles="sm90"),
-                 UnitConfig(lanes=8, slots=8, modes="tiled+gather4", swizzles="sm90")]
-#: Units that step addresses (UnitConfig.addressing): the set-up's sums ride in the front
-#: end's stages and the lanes' steps in the walker's, so no cycle changes. They are built
-#: with a request former too (UnitConfig.request_former, a block of its own in the
-#: datapath), whose stages the timing model adds: one build of each serves both options,
-#: here and in tests/test_step_addressing.py's campaigns.
-STEPPING = [UnitConfig(lanes=1, slots=8, addressing="step", request_former=128),
-            UnitConfig(lanes=8, slots=8, addressing="step", request_former=128)]
-#: Beat queues of other depths (UnitConfig.beat_queue): 40, past one LUT RAM's 16 entries
-#: and not a power of two (the queue's pointers wrap at 40), and the least queues of
-#: tests/test_queue_depths.py's campaigns (9 and 3 entries), which also check the rules at
-#: commit (UnitConfig.checks): the same builds serve both. A commit's cycles come before
-#: the first request (tests/test_commit_checks.py), so no request's cycle changes.
-QUEUES = [UnitConfig(lanes=1, slots=8, beat_queue=40)]
-LEAST_CHECKED_AT_COMMIT = [UnitConfig(lanes=lanes, slots=8, beat_queue=9, completion_depth=3, checks="at_commit")
-                           for lanes in (1, 8)]
+#: The units built with options (tests/units.py). MODES: built without some modes or
+#: swizzles (UnitConfig.modes, .swizzles), the demo suite's requests of the others are
+#: refused, one record each, as the model predicts; on the least queues (9 and 3 entries).
+#: OPTIONS: addresses made by stepping (UnitConfig.addressing), whose set-up's sums ride
+#: in the front end's stages and the lanes' steps in the walker's, so no cycle changes; a
+#: request former (UnitConfig.request_former), whose stages the timing model adds; the
+#: least queues such a unit may have (13 and 3 entries); the rules checked at commit
+#: (UnitConfig.checks), whose cycles come before the first request
+#: (tests/test_commit_checks.py), so no request's cycle changes. DEEP: a beat queue of 40
+#: entries (past one LUT RAM's 16, and not a power of two: its pointers wrap at 40) and a
+#: completion queue of 12, at lanes 4.
+OPTIONED = [MODES["gather4"][1], MODES["gather4"][8], OPTIONS[1], OPTIONS[8], DEEP]
 
 
 @pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("config", BUILT_OPTIONS + STEPPING + QUEUES + LEAST_CHECKED_AT_COMMIT,
-                         ids=lambda c: f"lanes{c.lanes}-{c.modes}-{c.swizzles}-{c.addressing}-queue{c.beat_queue}"
-                                       f"-completion{c.completion_depth}-{c.checks}-former{c.request_former}")
+@pytest.mark.parametrize("config", [verilated(config) for config in OPTIONED])
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3)])
 def test_demo_suite_on_units_built_with_options(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
@@ -86,7 +84,7 @@ def check_random_sequences(config, examples, max_rows, probabilities, gaps, comp
     the beat stream ready with one of ``probabilities``, gaps up to one of ``gaps``, the
     completion stream ready with one of ``completion_probabilities`` and stalled as one of
     ``stalls`` says (None: not at all)."""
-    @settings(max_examples=examples, **SETTINGS)
+    @settings(max_examples=examples)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=max_rows), st.sampled_from(probabilities),
            st.sampled_from(gaps), st.sampled_from(completion_probabilities), st.sampled_from(stalls))
     def check(scenario, probability, max_gap, completion_probability, stall):
@@ -97,30 +95,32 @@ def check_random_sequences(config, examples, max_rows, probabilities, gaps, comp
     check()
 
 
-@pytest.mark.parametrize("lanes", [1, pytest.param(8, marks=pytest.mark.slow)])     # lanes 8: half a minute on pysim
-def test_random_sequences(lanes):
-    check_random_sequences(UnitConfig(lanes=lanes, slots=8), 60, 32, [1.0, 0.9, 0.5, 0.1], [0, 1, 2, 6, 30])
+@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a minute's build
+def test_random_sequences(config):
+    check_random_sequences(config, 60, 32, [1.0, 0.9, 0.5, 0.1], [0, 1, 2, 6, 30])
 
 
-@pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("beat_queue", [9, 40])
-def test_random_sequences_on_other_beat_queues(beat_queue):
+#: The least queues of a unit without a request former (9 beats, 3 completions) and
+#: deeper ones (40 and 12).
+QUEUED = [verilated(MODES["gather4"][1], slow=True), verilated(DEEP, slow=True)]
+
+
+@pytest.mark.parametrize("config", QUEUED)
+def test_random_sequences_on_other_beat_queues(config):
     """Sparse ready patterns fill the queue and long gaps empty it: the walker's credits
     and the front end's stalls at the queue's own depth."""
-    check_random_sequences(UnitConfig(lanes=1, slots=8, beat_queue=beat_queue), 30, 32, [0.5, 0.1, 0.03], [0, 2, 30])
+    check_random_sequences(config, 30, 32, [0.5, 0.1, 0.03], [0, 2, 30])
 
 
-@pytest.mark.slow           # a Verilator build of each
-@pytest.mark.parametrize("completion_depth", [3, 12])
-def test_random_sequences_with_a_stalled_completion_stream(completion_depth):
+@pytest.mark.parametrize("config", QUEUED)
+def test_random_sequences_with_a_stalled_completion_stream(config):
     """The completion stream ready in some cycles, or stalled for a stretch of each period:
     the completion queue fills, the beat queue's head waits for room, then the walker for
     credits and the front end for the walker."""
-    check_random_sequences(UnitConfig(lanes=1, slots=8, completion_depth=completion_depth), 30, 8, [1.0, 0.5, 0.1],
-                           [0, 2, 30], [1.0, 0.6, 0.2], [None, (10, 200), (0, 1000)])
+    check_random_sequences(config, 30, 8, [1.0, 0.5, 0.1], [0, 2, 30], [1.0, 0.6, 0.2], [None, (10, 200), (0, 1000)])
 
 
-@settings(max_examples=200, **SETTINGS)
+@settings(max_examples=200)
 @given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=24),
        st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
        st.sampled_from([1, 97, 4096]), st.sampled_from([16, 9, 40]), st.sampled_from([BACK_END_STAGES, 12]))
@@ -249,8 +249,7 @@ def assert_same_memory_timing(scenario, memory):
     return timing
 
 
-@pytest.mark.parametrize("config", [STEPPING[0], pytest.param(STEPPING[1], marks=pytest.mark.slow)],
-                         ids=["lanes1", "lanes8"])
+@pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
 @pytest.mark.parametrize("memory", MEMORIES, ids=["credits", "spread", "path"])
 def test_demo_suite_behind_a_memory(config, memory):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
@@ -261,10 +260,9 @@ def test_demo_suite_behind_a_memory(config, memory):
     assert held.cycles > 1.5 * free.cycles              # the memory held the stream back
 
 
-@pytest.mark.parametrize("config", [STEPPING[0], pytest.param(STEPPING[1], marks=pytest.mark.slow)],
-                         ids=["lanes1", "lanes8"])
+@pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
 def test_random_sequences_behind_a_memory(config):
-    @settings(max_examples=25, **SETTINGS)
+    @settings(max_examples=25)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
            st.sampled_from([0, 2, 30]))
     def check(scenario, memory, max_gap):

@@ -1,0 +1,70 @@
+"""The compiled units the suite builds, and how their tests share them.
+
+A compiled unit costs from half a minute (lanes 1 under Verilator) to three minutes
+(lanes 8 under CXXRTL) to elaborate and build, far more than most tests that run on it.
+So the suite builds few configurations, each once for the whole run on each backend, and
+a test that needs "some unit with the least queues" takes one that is built anyway:
+
+- the default unit, lanes 1 and 8;
+- ``OPTIONS``: the options that change blocks of their own, built together at lanes 1
+  and 8, so one build of each backend and lane count checks them all: addresses made by
+  stepping (the walker), the request former (the datapath's back end), the least beat
+  and completion queues that unit may have (the datapath's queues), the rules checked at
+  commit (the descriptor file and the front end);
+- ``MODES``: units built without some access modes and swizzles (the walker and the
+  front end's checks), on the least queues of a unit without a former (9 and 3 entries);
+- ``DEEP``: queues deeper than the default (40 beats, not a power of two; 12
+  completions), at lanes 4.
+
+Every test of one unit carries its :func:`group`, so pytest-xdist's ``loadgroup``
+(pyproject.toml) runs them on one worker: the worker that builds the unit uses it, and no
+other worker waits for the build. The builds themselves are once per run whichever
+process asks (``tma_unit.sim.native.build_once``), and tests/conftest.py schedules the
+groups of the largest units first.
+"""
+
+import pytest
+
+from tma_unit.model.config import BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES, UnitConfig
+from tma_unit.sim.ledger import describe
+
+#: The default unit at lanes 1 and 8.
+DEFAULT = {lanes: UnitConfig(lanes=lanes) for lanes in (1, 8)}
+
+#: Every option with a block of its own, at lanes 1 and 8: step addressing, a 128-byte
+#: request former, the least queues a unit with a former may have, the rules at commit.
+OPTIONS = {lanes: UnitConfig(lanes=lanes, addressing="step", request_former=128,
+                             beat_queue=BEAT_QUEUE_RANGE[0] + FORMER_STAGES,
+                             completion_depth=COMPLETION_DEPTH_RANGE[0], checks="at_commit")
+           for lanes in (1, 8)}
+
+#: The least queues of a unit without a request former.
+LEAST = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
+
+#: Units built without some modes and swizzles, on the least queues: gather4 without the
+#: pixel walk and the sm_100 swizzles (lanes 1, both backends; lanes 8 under Verilator),
+#: and the im2col family without gather4 (lanes 8 under CXXRTL).
+MODES = {"gather4": {lanes: UnitConfig(lanes=lanes, modes="tiled+gather4", swizzles="sm90", **LEAST)
+                     for lanes in (1, 8)},
+         "im2col": {8: UnitConfig(lanes=8, modes="tiled+im2col+im2col_w", **LEAST)}}
+
+#: Queues deeper than the default, at lanes 4: 40 beats (past one LUT RAM's 16 entries,
+#: and not a power of two: its pointers wrap at 40) and 12 completions.
+DEEP = UnitConfig(lanes=4, beat_queue=40, completion_depth=12)
+
+
+def group(backend: str, config: UnitConfig) -> str:
+    """The xdist group of the tests that run on ``config``'s unit on ``backend``."""
+    return f"{backend} {describe(config)}"
+
+
+def on(backend: str, config: UnitConfig, *more, id=None):
+    """A parameter set ``(backend, config, *more)`` for a test on that compiled unit, in
+    the unit's :func:`group`."""
+    return pytest.param(backend, config, *more, marks=pytest.mark.xdist_group(group(backend, config)),
+                        id=id or f"{backend}-{describe(config).replace(' ', '-')}")
+
+
+def grouped(backend: str, config: UnitConfig):
+    """The mark that puts a test in the group of ``config``'s unit on ``backend``."""
+    return pytest.mark.xdist_group(group(backend, config))
