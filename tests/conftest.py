@@ -1,60 +1,50 @@
-"""What every test shares: the hypothesis profiles, the compiled units (one build per
-configuration and backend for the whole run, whichever test worker asks first), and the
-run's summary of what it built and checked.
+"""What every test shares: the hypothesis profiles, the order the test workers take the
+tests in, and the run's summary of what it built and checked. The compiled units the
+tests share are tests/units.py's.
 
 The hypothesis profiles are defined here once. ``suite``, the default, is derandomized:
 every run draws the same examples, so a run that passed passes again and a failure
 reproduces. The exploring is the campaign's (tests/test_sim_campaign.py makes one from a
 fresh seed it prints); ``pytest --hypothesis-profile explore`` draws fresh examples in the
-property tests as well.
+property tests as well. The tests that draw whole scenarios turn off the health checks
+for slow and large draws themselves (tests/strategies.py, ``LARGE``).
 """
 
 import os
+import shutil
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
 from tma_unit.sim import ledger
 
-#: Hypothesis for the whole suite: no deadline (a compiled unit's first use loads it, a
-#: pysim run takes seconds), no health check on slow or large draws (a scenario is
-#: large by nature), and derandomized.
-SUITE = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("suite", derandomize=True, **SUITE)
-settings.register_profile("explore", derandomize=False, **SUITE)
+#: No deadline: a compiled unit's first use loads it, a pysim run takes seconds.
+settings.register_profile("suite", derandomize=True, deadline=None)
+settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile("suite")
 
 
 def pytest_configure(config):
-    """The controller (or a run without test workers) opens the run's ledger; the test
-    workers, started after this, inherit its path through the environment."""
-    if hasattr(config, "workerinput") or os.environ.get(ledger.LEDGER_ENV):
+    """The controller (or a run without test workers) opens the run's ledger, empty; the
+    test workers, started after this, inherit its path through the environment. A ledger
+    named by the caller's $TMA_UNIT_LEDGER is the caller's to keep, and is emptied too."""
+    if hasattr(config, "workerinput"):
+        return
+    if os.environ.get(ledger.LEDGER_ENV):
+        Path(os.environ[ledger.LEDGER_ENV]).write_text("")
         return
     folder = Path(tempfile.mkdtemp(prefix="tma-unit-ledger-"))
     os.environ[ledger.LEDGER_ENV] = str(folder / "ledger.jsonl")
     config._tma_unit_ledger = folder
 
 
-@pytest.fixture(scope="session")
-def compiled():
-    """``compiled(config, backend)``: this test worker's unit of ``config`` on ``backend``
-    (``cxxrtl`` or ``verilator``), made on first use and kept for the run. Its library is
-    built once for the whole run, whichever worker asks first, at the optimisation every
-    test uses (:func:`tma_unit.sim.campaign.make_unit`'s default): the others wait for that
-    build and load it. A test that leaves the unit busy must reset it."""
-    from tma_unit.sim.campaign import make_unit
-    units = {}
-
-    def get(config, backend):
-        key = (config, backend)
-        if key not in units:
-            units[key] = make_unit(config, backend)
-        return units[key]
-
-    return get
+def pytest_unconfigure(config):
+    folder = getattr(config, "_tma_unit_ledger", None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[ledger.LEDGER_ENV]
 
 
 def _unit_cost(group: str) -> tuple:
@@ -85,8 +75,8 @@ def _summary(events: list) -> list[str]:
     builds = [e for e in events if e["kind"] == "build"]
     if builds:
         total = sum(e["seconds"] for e in builds)
-        lines.append(f"{len(builds)} builds, {total:,.0f} s (one line per build; the cache is "
-                     f"{os.environ.get('TMA_UNIT_CACHE', '~/.cache/tma-unit')}):")
+        lines.append(f"{len(builds)} builds, {total:,.0f} s with their elaboration (one line per build; the "
+                     f"cache is {os.environ.get('TMA_UNIT_CACHE', '~/.cache/tma-unit')}):")
         for e in sorted(builds, key=lambda e: -e["seconds"]):
             what = " ".join(str(e[k]) for k in ("backend", "flags") if e.get(k))
             lines.append(f"  {e['seconds']:7.1f} s  {what:<24} {e['config']}")

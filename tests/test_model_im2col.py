@@ -3,7 +3,7 @@ examples of PTX section 5.5, derived by hand, and the vectorized walks against t
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from tma_unit.model import (AccessMode, DataType, ErrorCode, Im2colWideMode, MapKind,
                             Operation, Request, Swizzle, TensorMap, TmaError, box_elements,
@@ -309,7 +309,7 @@ def _vectorized(tm, req):
 def test_vectorized_walk_equals_loop(cases, examples):
     """Each element's global address, shared-memory address and bounds, from the
     vectorized walk and from the per-pixel loop; and the map's image round trip."""
-    @settings(max_examples=examples)
+    @settings(max_examples=examples, suppress_health_check=[HealthCheck.too_slow])
     @given(cases())
     def check(case):
         tm, req = case

@@ -1,7 +1,7 @@
 """The vectorized traversal and transaction stream against the slow per-element loop."""
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tma_unit.model import (DataType, Interleave, Operation, Request, Swizzle, TensorMap,
                             MapKind, box_elements, row_walk, transactions, transaction_bytes, TYPE_INFO)
@@ -16,7 +16,7 @@ def _vectorized(tm, req):
                     e.in_bounds.reshape(-1).tolist()))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(tiled_cases())
 def test_vectorized_equals_per_element_loop(case):
     tm, req = case
@@ -100,7 +100,7 @@ def test_packed_lengths():
         assert len(stream) == 2 * (8 if TYPE_INFO[dtype].padded else 4)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(tiled_cases(operations=tuple(Operation)), gather4_cases(),
                  im2col_cases(operations=tuple(Operation)), wide_cases(max_halo=31)))
 def test_byte_count_from_the_fields_equals_the_walk(case):

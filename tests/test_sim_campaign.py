@@ -263,27 +263,32 @@ def test_corpus_is_not_empty():
     assert CORPUS
 
 
-@pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign, 150 by default
-@ON_UNIT
-def test_campaign_with_a_fresh_seed(capsys, tmp_path):
+@pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign on each backend, 150 by default
+@pytest.mark.parametrize("backend", [pytest.param(backend, marks=grouped(backend, CONFIG))
+                                     for backend in ("cxxrtl", "verilator")])
+def test_campaign_with_a_fresh_seed(backend, capsys, tmp_path):
     """The campaign every run makes: all four generators on lanes 1 for
-    $TMA_UNIT_CAMPAIGN_SECONDS seconds on every core, from a fresh seed it prints. A
-    difference is shrunk and written as a reproducer, to be added to tests/corpus."""
+    $TMA_UNIT_CAMPAIGN_SECONDS seconds on each compiled backend, from a fresh seed it
+    prints. Under pytest-xdist each backend's campaign runs in its test worker, one core
+    each, the two side by side; run alone, a campaign takes every core. A difference is
+    shrunk and written as a reproducer, to be added to tests/corpus."""
     seed = campaign.fresh_seed()
     with capsys.disabled():
-        print(f"\ncampaign seed {seed} ({CAMPAIGN_SECONDS:g} s; tma-unit verify --seed {seed} reruns it)")
-    report = run_campaign(CONFIG, "cxxrtl", seed, seconds=CAMPAIGN_SECONDS)
+        print(f"\ncampaign seed {seed} ({CAMPAIGN_SECONDS:g} s; tma-unit verify --backend {backend} --seed {seed} "
+              "reruns it)")
+    workers = 1 if os.environ.get("PYTEST_XDIST_WORKER") else None
+    report = run_campaign(CONFIG, backend, seed, seconds=CAMPAIGN_SECONDS, workers=workers)
     text = campaign.format_report(report)
     with capsys.disabled():
         print(text)
     assert sum(report["coverage"].requests.values()) > 0
     if report["failures"]:
-        unit = make_unit(CONFIG, "cxxrtl")
+        unit = make_unit(CONFIG, backend)
         paths = []
         for failure in report["failures"][:5]:
             small, note = campaign.reproducer(failure, report, unit)
             paths.append(write_reproducer(Path(os.environ.get("TMA_UNIT_FAILURES", tmp_path)) /
-                                          f"{seed}-{failure.index}.json", small, failure.report, "cxxrtl",
+                                          f"{seed}-{failure.index}.json", small, failure.report, backend,
                                           seed=seed, index=failure.index, generator=failure.generator,
                                           generators=report["generators"], note=note))
         raise AssertionError(f"{text}\nreproducers (add them to tests/corpus): {', '.join(map(str, paths))}\n"

@@ -27,6 +27,7 @@ def counters(report: dict) -> dict:
     return {name: value for name, value in report["coverage"].to_dict().items() if name != "seconds"}
 
 
+@pytest.mark.slow          # two campaigns and a compiled unit
 @grouped("verilator", DEFAULT[1])
 def test_a_campaign_on_a_cluster_reports_what_the_process_pool_reports(client):
     """The same seed and scenarios, in chunks of 10 (so both workers take some), on the
@@ -43,6 +44,7 @@ def test_a_campaign_on_a_cluster_reports_what_the_process_pool_reports(client):
     assert sum(pooled["coverage"].requests.values()) > 60
 
 
+@grouped("verilator", DEFAULT[1])           # with the test above, so that one worker starts the cluster
 def test_a_sweep_on_a_cluster_gives_the_process_pool_s_rows(client):
     points = [Point(1, 8), Point(2, 8), Point(8, 8, modes="tiled", swizzles="sm90")]
     workloads = ["gemm-cutlass-sm90", "gather-moe-rows"]

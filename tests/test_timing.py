@@ -18,8 +18,8 @@ from tma_unit.sim.ledger import describe
 from tma_unit.sim.native import run_native
 from tma_unit.sim.verilator import VerilatorUnit
 
-from strategies import scenarios
-from units import DEEP, DEFAULT, MODES, OPTIONS, grouped
+from strategies import LARGE, scenarios
+from units import DEEP, DEFAULT, LEAST, MODES, OPTIONS, grouped
 
 UNITS = {}
 
@@ -63,10 +63,11 @@ def test_demo_suite(config, probability, max_gap):
 #: request former (UnitConfig.request_former), whose stages the timing model adds; the
 #: least queues such a unit may have (13 and 3 entries); the rules checked at commit
 #: (UnitConfig.checks), whose cycles come before the first request
-#: (tests/test_commit_checks.py), so no request's cycle changes. DEEP: a beat queue of 40
+#: (tests/test_commit_checks.py), so no request's cycle changes. LEAST: every mode on the
+#: least queues of a unit without a former (9 and 3 entries). DEEP: a beat queue of 40
 #: entries (past one LUT RAM's 16, and not a power of two: its pointers wrap at 40) and a
-#: completion queue of 12, at lanes 4.
-OPTIONED = [MODES["gather4"][1], MODES["gather4"][8], OPTIONS[1], OPTIONS[8], DEEP]
+#: completion queue of 12.
+OPTIONED = [MODES["gather4"][1], MODES["gather4"][8], OPTIONS[1], OPTIONS[8], LEAST, DEEP]
 
 
 @pytest.mark.slow           # a Verilator build of each
@@ -84,7 +85,7 @@ def check_random_sequences(config, examples, max_rows, probabilities, gaps, comp
     the beat stream ready with one of ``probabilities``, gaps up to one of ``gaps``, the
     completion stream ready with one of ``completion_probabilities`` and stalled as one of
     ``stalls`` says (None: not at all)."""
-    @settings(max_examples=examples)
+    @settings(max_examples=examples, suppress_health_check=LARGE)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=max_rows), st.sampled_from(probabilities),
            st.sampled_from(gaps), st.sampled_from(completion_probabilities), st.sampled_from(stalls))
     def check(scenario, probability, max_gap, completion_probability, stall):
@@ -102,7 +103,7 @@ def test_random_sequences(config):
 
 #: The least queues of a unit without a request former (9 beats, 3 completions) and
 #: deeper ones (40 and 12).
-QUEUED = [verilated(MODES["gather4"][1], slow=True), verilated(DEEP, slow=True)]
+QUEUED = [verilated(LEAST, slow=True), verilated(DEEP, slow=True)]
 
 
 @pytest.mark.parametrize("config", QUEUED)
@@ -120,7 +121,7 @@ def test_random_sequences_with_a_stalled_completion_stream(config):
     check_random_sequences(config, 30, 8, [1.0, 0.5, 0.1], [0, 2, 30], [1.0, 0.6, 0.2], [None, (10, 200), (0, 1000)])
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, suppress_health_check=LARGE)
 @given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=24),
        st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
        st.sampled_from([1, 97, 4096]), st.sampled_from([16, 9, 40]), st.sampled_from([BACK_END_STAGES, 12]))
@@ -262,7 +263,7 @@ def test_demo_suite_behind_a_memory(config, memory):
 
 @pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
 def test_random_sequences_behind_a_memory(config):
-    @settings(max_examples=25)
+    @settings(max_examples=25, suppress_health_check=LARGE)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
            st.sampled_from([0, 2, 30]))
     def check(scenario, memory, max_gap):

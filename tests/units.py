@@ -13,8 +13,10 @@ a test that needs "some unit with the least queues" takes one that is built anyw
   commit (the descriptor file and the front end);
 - ``MODES``: units built without some access modes and swizzles (the walker and the
   front end's checks), on the least queues of a unit without a former (9 and 3 entries);
-- ``DEEP``: queues deeper than the default (40 beats, not a power of two; 12
-  completions), at lanes 4.
+- for the timing model's queue tests under Verilator, whose lanes-1 builds are the
+  cheapest: ``LEAST``, every mode on those least queues, and ``DEEP``, queues deeper than
+  the default (40 beats, not a power of two; 12 completions);
+- ``LANES4``, the default unit at lanes 4, under Verilator.
 
 Every test of one unit carries its :func:`group`, so pytest-xdist's ``loadgroup``
 (pyproject.toml) runs them on one worker: the worker that builds the unit uses it, and no
@@ -39,18 +41,24 @@ OPTIONS = {lanes: UnitConfig(lanes=lanes, addressing="step", request_former=128,
            for lanes in (1, 8)}
 
 #: The least queues of a unit without a request former.
-LEAST = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
+LEAST_QUEUES = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
 
 #: Units built without some modes and swizzles, on the least queues: gather4 without the
 #: pixel walk and the sm_100 swizzles (lanes 1, both backends; lanes 8 under Verilator),
 #: and the im2col family without gather4 (lanes 8 under CXXRTL).
-MODES = {"gather4": {lanes: UnitConfig(lanes=lanes, modes="tiled+gather4", swizzles="sm90", **LEAST)
+MODES = {"gather4": {lanes: UnitConfig(lanes=lanes, modes="tiled+gather4", swizzles="sm90", **LEAST_QUEUES)
                      for lanes in (1, 8)},
-         "im2col": {8: UnitConfig(lanes=8, modes="tiled+im2col+im2col_w", **LEAST)}}
+         "im2col": {8: UnitConfig(lanes=8, modes="tiled+im2col+im2col_w", **LEAST_QUEUES)}}
 
-#: Queues deeper than the default, at lanes 4: 40 beats (past one LUT RAM's 16 entries,
+#: Every mode on the least queues of a unit without a former, at lanes 1.
+LEAST = UnitConfig(**LEAST_QUEUES)
+
+#: Queues deeper than the default, at lanes 1: 40 beats (past one LUT RAM's 16 entries,
 #: and not a power of two: its pointers wrap at 40) and 12 completions.
-DEEP = UnitConfig(lanes=4, beat_queue=40, completion_depth=12)
+DEEP = UnitConfig(beat_queue=40, completion_depth=12)
+
+#: The default unit at lanes 4.
+LANES4 = UnitConfig(lanes=4)
 
 
 def group(backend: str, config: UnitConfig) -> str:
