@@ -18,7 +18,7 @@ from tma_unit.sim.generate import GENERATORS, RandomDraw
 from tma_unit.sim.cosim import Scenario
 from tma_unit.sim.pysim import run_pysim
 
-from units import MODES, on
+from units import OPTIONS, on
 
 TILED_SM90 = UnitConfig(lanes=1, slots=16, modes="tiled", swizzles="sm90")
 FULL = UnitConfig(lanes=1, slots=16)
@@ -146,11 +146,10 @@ def test_codes_called_unreachable_never_come_from_such_a_unit(config):
     assert len(seen) >= 25
 
 
-#: The configurations the compiled campaigns run (tests/units.py's MODES, on the least
-#: queues): gather4 without the pixel walk and the sm_100 swizzles; the im2col family
-#: without gather4.
-CAMPAIGN_CONFIGS = [on("cxxrtl", MODES["gather4"][1]), on("verilator", MODES["gather4"][1]),
-                    on("cxxrtl", MODES["im2col"][8]), on("verilator", MODES["gather4"][8])]
+#: The configurations the compiled campaigns run (tests/units.py's OPTIONS, built with
+#: the other options too): gather4 without the pixel walk and the sm_100 swizzles at
+#: lanes 1; the im2col family without gather4 at lanes 8.
+CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
 @pytest.mark.slow           # a compiled build of each

@@ -6,7 +6,7 @@ random campaigns on both compiled backends. The cycles are tests/test_timing.py'
 
 import pytest
 
-from tma_unit.model import AccessMode, ErrorCode, TmaError
+from tma_unit.model import ErrorCode, TmaError
 from tma_unit.model.config import BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, UnitConfig
 from tma_unit.sim.campaign import run_campaign
 from tma_unit.sim.generate import GENERATORS, RandomDraw
@@ -46,8 +46,8 @@ def test_configuration_refuses_a_queue_out_of_range(field, value, code, detail):
 #: which check the rules at commit (UnitConfig.checks, tests/test_commit_checks.py), step
 #: addresses and form requests too: one build of each backend and lane count serves every
 #: option, each touching blocks of its own. With a request former the least beat queue is
-#: 13 entries, the records on their way to it when its head stops, as 9 is without one;
-#: the units of tests/units.py's MODES have 9 (tests/test_built_options.py's campaigns).
+#: 13 entries, the records on their way to it when its head stops, as 9 is without one
+#: (tests/units.py's LEAST, whose cycles tests/test_timing.py checks under Verilator).
 CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 
 
@@ -55,10 +55,10 @@ CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "veril
 @pytest.mark.parametrize("backend, config", CAMPAIGN_CONFIGS)
 def test_campaign_on_the_least_queues_checked_at_commit(backend, config):
     """Legal, boundary, illegal and fault scenarios in lockstep with the model: no
-    difference, and every mode completes OK somewhere; every descriptor the scenarios
-    make valid goes through the commit checker."""
+    difference, and every mode built completes OK somewhere; every descriptor the
+    scenarios make valid goes through the commit checker."""
     assert (config.beat_queue, config.completion_depth) == (config.least_beat_queue, COMPLETION_DEPTH_RANGE[0])
     report = run_campaign(config, backend, seed=33, scenarios=300 if config.lanes == 1 else 100, workers=1)
     assert not report["failures"], report["failures"][0].report
     modes_ok = {bucket.split("/")[0] for bucket, count in report["coverage"].buckets.items() if count}
-    assert modes_ok == {mode.name for mode in AccessMode}
+    assert modes_ok == {mode.name for mode in config.built_modes}

@@ -23,7 +23,7 @@ from tma_unit.sim.campaign import (BatchChecker, StatusMirror, expected_beats, f
 from tma_unit.sim.cosim import Mismatch
 from tma_unit.sim.generate import GENERATORS, RandomDraw, legal_scenario
 
-from units import DEFAULT, grouped
+from units import DEFAULT, grouped, optimize
 
 CONFIG = DEFAULT[1]
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.json"))
@@ -256,7 +256,7 @@ def test_corpus_case_replays(path, backend):
     """Every difference a campaign ever found, replayed in lockstep on both compiled
     backends: each must now agree with the model."""
     scenario, context = read_reproducer(path)
-    replay(scenario, backend)
+    replay(scenario, backend, optimize(backend, scenario.config))
 
 
 def test_corpus_is_not_empty():

@@ -12,7 +12,7 @@ from tma_unit.model.config import UnitConfig
 from tma_unit.sim.pysim import run_pysim
 
 from strategies import LARGE, scenarios
-from units import DEFAULT, grouped, on
+from units import DEFAULT, grouped, on, optimize
 
 ALL_MODES = {mode.value for mode in AccessMode}
 
@@ -92,7 +92,7 @@ def test_random_requests_of_every_mode_cxxrtl(backend, config):
     """Every access mode on the compiled backend, in mixed sequences, so that requests of
     different modes follow each other back to back."""
     from tma_unit.sim.cxxrtl import CxxrtlUnit, run_cxxrtl
-    unit = CxxrtlUnit(config)
+    unit = CxxrtlUnit(config, optimize(backend, config))
     seen = set()
 
     @settings(max_examples=16, suppress_health_check=LARGE)

@@ -19,7 +19,7 @@ from tma_unit.sim.native import run_native
 from tma_unit.sim.verilator import VerilatorUnit
 
 from strategies import LARGE, scenarios
-from units import DEEP, DEFAULT, LEAST, MODES, OPTIONS, grouped
+from units import DEEP, DEFAULT, LEAST, OPTIONS, grouped
 
 UNITS = {}
 
@@ -55,10 +55,10 @@ def test_demo_suite(config, probability, max_gap):
     assert_same_timing(scenario)
 
 
-#: The units built with options (tests/units.py). MODES: built without some modes or
+#: The units built with options (tests/units.py). OPTIONS: built without some modes or
 #: swizzles (UnitConfig.modes, .swizzles), the demo suite's requests of the others are
-#: refused, one record each, as the model predicts; on the least queues (9 and 3 entries).
-#: OPTIONS: addresses made by stepping (UnitConfig.addressing), whose set-up's sums ride
+#: refused, one record each, as the model predicts; addresses made by stepping
+#: (UnitConfig.addressing), whose set-up's sums ride
 #: in the front end's stages and the lanes' steps in the walker's, so no cycle changes; a
 #: request former (UnitConfig.request_former), whose stages the timing model adds; the
 #: least queues such a unit may have (13 and 3 entries); the rules checked at commit
@@ -67,7 +67,7 @@ def test_demo_suite(config, probability, max_gap):
 #: least queues of a unit without a former (9 and 3 entries). DEEP: a beat queue of 40
 #: entries (past one LUT RAM's 16, and not a power of two: its pointers wrap at 40) and a
 #: completion queue of 12.
-OPTIONED = [MODES["gather4"][1], MODES["gather4"][8], OPTIONS[1], OPTIONS[8], LEAST, DEEP]
+OPTIONED = [OPTIONS[1], OPTIONS[8], LEAST, DEEP]
 
 
 @pytest.mark.slow           # a Verilator build of each

@@ -5,24 +5,26 @@ A compiled unit costs from half a minute (lanes 1 under Verilator) to three minu
 So the suite builds few configurations, each once for the whole run on each backend, and
 a test that needs "some unit with the least queues" takes one that is built anyway:
 
-- the default unit, lanes 1 and 8;
-- ``OPTIONS``: the options that change blocks of their own, built together at lanes 1
-  and 8, so one build of each backend and lane count checks them all: addresses made by
-  stepping (the walker), the request former (the datapath's back end), the least beat
-  and completion queues that unit may have (the datapath's queues), the rules checked at
-  commit (the descriptor file and the front end);
-- ``MODES``: units built without some access modes and swizzles (the walker and the
-  front end's checks), on the least queues of a unit without a former (9 and 3 entries);
+- ``DEFAULT``: the default unit, lanes 1 and 8;
+- ``OPTIONS``: every option that changes a block of its own, built together at lanes 1
+  and 8, so that one build of each backend and lane count checks them all: access modes
+  and swizzles left out (the walker, the front end's checks: gather4 without the pixel
+  walk at lanes 1, the im2col family without gather4 at lanes 8, Hopper's swizzles
+  alone), addresses made by stepping (the walker), the request former (the datapath's
+  back end), the least beat and completion queues such a unit may have (13 and 3: the
+  datapath's queues), the rules checked at commit (the descriptor file, the front end);
 - for the timing model's queue tests under Verilator, whose lanes-1 builds are the
-  cheapest: ``LEAST``, every mode on those least queues, and ``DEEP``, queues deeper than
-  the default (40 beats, not a power of two; 12 completions);
+  cheapest: ``LEAST``, every mode on the least queues of a unit without a former (9 and
+  3), and ``DEEP``, queues deeper than the default (40 beats, not a power of two; 12
+  completions);
 - ``LANES4``, the default unit at lanes 4, under Verilator.
 
 Every test of one unit carries its :func:`group`, so pytest-xdist's ``loadgroup``
 (pyproject.toml) runs them on one worker: the worker that builds the unit uses it, and no
 other worker waits for the build. The builds themselves are once per run whichever
 process asks (``tma_unit.sim.native.build_once``), and tests/conftest.py schedules the
-groups of the largest units first.
+groups of the largest units first. Each is built with the flags that make its tests
+cheapest (:func:`optimize`).
 """
 
 import pytest
@@ -33,25 +35,16 @@ from tma_unit.sim.ledger import describe
 #: The default unit at lanes 1 and 8.
 DEFAULT = {lanes: UnitConfig(lanes=lanes) for lanes in (1, 8)}
 
-#: Every option with a block of its own, at lanes 1 and 8: step addressing, a 128-byte
-#: request former, the least queues a unit with a former may have, the rules at commit.
-OPTIONS = {lanes: UnitConfig(lanes=lanes, addressing="step", request_former=128,
+#: Every option with a block of its own, at lanes 1 and 8: some modes and the sm_100
+#: swizzles left out, step addressing, a 128-byte request former, the least queues a unit
+#: with a former may have, the rules at commit.
+OPTIONS = {lanes: UnitConfig(lanes=lanes, modes=modes, swizzles="sm90", addressing="step", request_former=128,
                              beat_queue=BEAT_QUEUE_RANGE[0] + FORMER_STAGES,
                              completion_depth=COMPLETION_DEPTH_RANGE[0], checks="at_commit")
-           for lanes in (1, 8)}
+           for lanes, modes in ((1, "tiled+gather4"), (8, "tiled+im2col+im2col_w"))}
 
-#: The least queues of a unit without a request former.
-LEAST_QUEUES = dict(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
-
-#: Units built without some modes and swizzles, on the least queues: gather4 without the
-#: pixel walk and the sm_100 swizzles (lanes 1, both backends; lanes 8 under Verilator),
-#: and the im2col family without gather4 (lanes 8 under CXXRTL).
-MODES = {"gather4": {lanes: UnitConfig(lanes=lanes, modes="tiled+gather4", swizzles="sm90", **LEAST_QUEUES)
-                     for lanes in (1, 8)},
-         "im2col": {8: UnitConfig(lanes=8, modes="tiled+im2col+im2col_w", **LEAST_QUEUES)}}
-
-#: Every mode on the least queues of a unit without a former, at lanes 1.
-LEAST = UnitConfig(**LEAST_QUEUES)
+#: Every mode on the least queues of a unit without a request former, at lanes 1.
+LEAST = UnitConfig(beat_queue=BEAT_QUEUE_RANGE[0], completion_depth=COMPLETION_DEPTH_RANGE[0])
 
 #: Queues deeper than the default, at lanes 1: 40 beats (past one LUT RAM's 16 entries,
 #: and not a power of two: its pointers wrap at 40) and 12 completions.
@@ -59,6 +52,17 @@ DEEP = UnitConfig(beat_queue=40, completion_depth=12)
 
 #: The default unit at lanes 4.
 LANES4 = UnitConfig(lanes=4)
+
+#: The CXXRTL units that run campaigns, built at the default -O1: their C++ takes three
+#: times -O0's to compile and runs ten times faster (bench/build_speed.py). The others
+#: run a few scenarios each and are built at -O0.
+CAMPAIGNED = (DEFAULT[1], OPTIONS[1], OPTIONS[8])
+
+
+def optimize(backend: str, config: UnitConfig) -> str | None:
+    """The compiler flags of ``config``'s unit on ``backend`` in the suite (None: the
+    default, -O1)."""
+    return "-O0" if backend == "cxxrtl" and config not in CAMPAIGNED else None
 
 
 def group(backend: str, config: UnitConfig) -> str:
