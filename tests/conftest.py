@@ -16,6 +16,7 @@ import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 from tma_unit.sim import ledger
@@ -67,6 +68,22 @@ def pytest_collection_modifyitems(config, items):
             return (0, *_unit_cost(mark.args[0]))
         return (1 if item.get_closest_marker("slow") else 2,)
     items.sort(key=key)
+
+
+def pytest_collection_finish(session):
+    """In a test worker of ``--dist loadgroup``, every test of a group must carry its
+    group in its node id, which is what the scheduler reads: where pytest-xdist could not
+    name it, the tests of one compiled unit would run on both workers, each waiting for
+    the other's build, and the run would take twice as long without saying why."""
+    config = session.config
+    if not (hasattr(config, "workerinput") and config.getvalue("loadgroup")):
+        return
+    unnamed = [item.nodeid for item in session.items
+               if item.get_closest_marker("xdist_group") is not None and "@" not in item.nodeid]
+    if unnamed:
+        raise pytest.UsageError(f"pytest-xdist did not put the xdist_group of {len(unnamed)} tests in their node ids "
+                                f"(the first: {unnamed[0]}); its --dist loadgroup needs a pytest it supports "
+                                "(pyproject.toml pins it)")
 
 
 def _summary(events: list) -> list[str]:
