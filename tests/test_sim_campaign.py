@@ -30,8 +30,9 @@ CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.json"))
 #: Each corpus case on each compiled backend, in the group of its configuration's unit.
 CORPUS_RUNS = [pytest.param(path, backend, marks=grouped(backend, read_reproducer(path)[0].config),
                             id=f"{backend}-{path.stem}") for path in CORPUS for backend in ("cxxrtl", "verilator")]
-#: The seconds of the campaign every test run makes ($TMA_UNIT_CAMPAIGN_SECONDS).
-CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "150"))
+#: The seconds of the campaign every test run makes on each compiled backend
+#: ($TMA_UNIT_CAMPAIGN_SECONDS).
+CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "100"))
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +264,7 @@ def test_corpus_is_not_empty():
     assert CORPUS
 
 
-@pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign on each backend, 150 by default
+@pytest.mark.slow          # $TMA_UNIT_CAMPAIGN_SECONDS of campaign on each backend, 100 by default
 @pytest.mark.parametrize("backend", [pytest.param(backend, marks=grouped(backend, CONFIG))
                                      for backend in ("cxxrtl", "verilator")])
 def test_campaign_with_a_fresh_seed(backend, capsys, tmp_path):
