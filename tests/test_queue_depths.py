@@ -15,7 +15,8 @@ from tma_unit.sim.pysim import run_pysim
 from units import OPTIONS, on
 
 
-@pytest.mark.parametrize("beat_queue", [BEAT_QUEUE_RANGE[0], 40])
+# the least queue's scenarios are drawn four times the beats of 40's, its twin in the fast subset
+@pytest.mark.parametrize("beat_queue", [pytest.param(BEAT_QUEUE_RANGE[0], marks=pytest.mark.slow), 40])
 def test_generated_scenarios_with_a_stalled_beat_stream(beat_queue):
     """A scenario of each generator, its beat stream ready in one cycle of ten, on the
     least queue and on one of 40 entries (not a power of two: its pointers wrap at 40).

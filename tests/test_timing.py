@@ -251,8 +251,9 @@ def assert_same_memory_timing(scenario, memory):
 
 
 @pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
-@pytest.mark.parametrize("memory", MEMORIES, ids=["credits", "spread", "path"])
-def test_demo_suite_behind_a_memory(config, memory):
+@pytest.mark.parametrize("memory", [pytest.param(memory, id=name, marks=() if name == "credits" else pytest.mark.slow)
+                                    for memory, name in zip(MEMORIES, ["credits", "spread", "path"])])
+def test_demo_suite_behind_a_memory(config, memory):     # the fast subset: the credits' memory at lanes 1
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
     scenario.seed, scenario.max_gap = 13, 5
     held = assert_same_memory_timing(scenario, memory)
@@ -261,7 +262,8 @@ def test_demo_suite_behind_a_memory(config, memory):
     assert held.cycles > 1.5 * free.cycles              # the memory held the stream back
 
 
-@pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
+@pytest.mark.slow           # the fast subset's twin: the demo suite behind the credits' memory
+@pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8])])
 def test_random_sequences_behind_a_memory(config):
     @settings(max_examples=25, suppress_health_check=LARGE)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
