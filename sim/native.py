@@ -220,8 +220,8 @@ def library_for(backend: str, what: tuple, make) -> Path:
     """The library of ``backend`` for ``what`` (the configuration and everything else that
     shapes the library but is not the project's source: flags, tools), from ``make()``
     (which elaborates the unit, hashes the design and finds or builds the library by that
-    hash, :func:`build_once`) the first time. Elaborating a unit takes seconds (lanes 8:
-    half a minute), so the answer is kept twice: for this process, and in the cache under
+    hash, :func:`build_once`) the first time. Elaborating a unit costs more than loading
+    its library (docs/cosim.md), so the answer is kept twice: for this process, and in the cache under
     the :func:`source_digest` and ``what``, for every process after it (a test worker, a
     campaign's pool, the next run)."""
     source = source_digest()

@@ -41,8 +41,8 @@ def export_verilog(config: UnitConfig) -> str:
 @functools.lru_cache(maxsize=8)
 def _verilog(config: UnitConfig, source: str) -> str:
     """The unit's Verilog, kept for this process by its configuration and the
-    :func:`~.sim.native.source_digest` of what it is made of: elaborating it takes seconds
-    (lanes 8: half a minute), and a build, a lint and a test may each ask for it."""
+    :func:`~.sim.native.source_digest` of what it is made of: elaborating it is slow
+    (docs/cosim.md), and a build, a lint and a test may each ask for it."""
     return verilog.convert(TmaUnit(config), name=TOP, emit_src=False)
 
 

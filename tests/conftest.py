@@ -50,7 +50,7 @@ def pytest_unconfigure(config):
 
 def _unit_cost(group: str) -> tuple:
     """How long a unit's group runs, as a key that sorts the longest first: lanes 8 before
-    lanes 1, and CXXRTL, whose builds take three times Verilator's, before Verilator."""
+    lanes 1, and CXXRTL, whose builds take longer than Verilator's, before Verilator."""
     backend, _, config = group.partition(" ")
     lanes = next((int(word[6:]) for word in config.split() if word.startswith("lanes=")), 1)
     return (-lanes, backend != "cxxrtl", group)

@@ -37,7 +37,7 @@ CAMPAIGN_SECONDS = float(os.environ.get("TMA_UNIT_CAMPAIGN_SECONDS", "100"))
 
 @pytest.fixture(scope="module")
 def unit():
-    """The default lanes-1 unit on CXXRTL (a minute and a half to build, once a run); the
+    """The default lanes-1 unit on CXXRTL (built once a run); the
     tests that use it are marked slow and are in its group."""
     return make_unit(CONFIG, "cxxrtl")
 

@@ -22,7 +22,7 @@ def modes_of(scenario):
 
 
 #: Lanes 1 and 8; the lanes-8 tests in one group, so that one worker elaborates the
-#: lanes-8 unit for Amaranth's simulator (half a minute) and keeps it for all of them.
+#: lanes-8 unit for Amaranth's simulator (slow at lanes 8) and keeps it for all of them.
 LANES = [1, pytest.param(8, marks=grouped("pysim", DEFAULT[8]))]
 
 

@@ -52,7 +52,7 @@ def test_synthesis_figures_and_cache(tmp_path, monkeypatch):
 def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
     """When Yosys stops on the first LUT mapper's script, the next one synthesizes the
     block, and the result names it. The datapath (lanes' address products, the queues)
-    takes a few seconds where the unit takes a minute, and the fallback is the same."""
+    takes a fraction of the unit's time, and the fallback is the same."""
     monkeypatch.setenv("TMA_UNIT_CACHE", str(tmp_path))
     monkeypatch.setattr(synth, "LUT_MAPPERS", {"broken": "synth_ecp5 -top no_such_module",
                                                "abc": synth.LUT_MAPPERS["abc"]})

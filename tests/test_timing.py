@@ -47,7 +47,7 @@ def verilated(config, slow=False):
                         id=describe(config).replace(" ", "-"))
 
 
-@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a minute's build
+@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a long build
 @pytest.mark.parametrize("probability,max_gap", [(1.0, 0), (0.5, 3), (0.8, 40), (0.2, 0)])
 def test_demo_suite(config, probability, max_gap):
     scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
@@ -96,7 +96,7 @@ def check_random_sequences(config, examples, max_rows, probabilities, gaps, comp
     check()
 
 
-@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a minute's build
+@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a long build
 def test_random_sequences(config):
     check_random_sequences(config, 60, 32, [1.0, 0.9, 0.5, 0.1], [0, 1, 2, 6, 30])
 

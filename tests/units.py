@@ -1,7 +1,7 @@
 """The compiled units the suite builds, and how their tests share them.
 
-A compiled unit costs from half a minute (lanes 1 under Verilator) to three minutes
-(lanes 8 under CXXRTL) to elaborate and build, far more than most tests that run on it.
+A compiled unit costs far more to elaborate and build than most tests that run on it
+take (bench/build_speed.py; the suite's summary prints each build's seconds).
 So the suite builds few configurations, each once for the whole run on each backend, and
 a test that needs "some unit with the least queues" takes one that is built anyway:
 
@@ -53,9 +53,9 @@ DEEP = UnitConfig(beat_queue=40, completion_depth=12)
 #: The default unit at lanes 4.
 LANES4 = UnitConfig(lanes=4)
 
-#: The CXXRTL units that run campaigns, built at the default -O1: their C++ takes three
-#: times -O0's to compile and runs ten times faster (bench/build_speed.py). The others
-#: run a few scenarios each and are built at -O0.
+#: The CXXRTL units that run campaigns, built at the default -O1: their C++ takes longer
+#: to compile than at -O0 and runs much faster (bench/build_speed.py). The others run a
+#: few scenarios each and are built at -O0.
 CAMPAIGNED = (DEFAULT[1], OPTIONS[1], OPTIONS[8])
 
 
