@@ -241,6 +241,11 @@ def pack_results(cases, results_path, npz_path, device: str, driver: str) -> Non
         device=np.array(device), driver=np.array(driver), format_version=np.array(FORMAT_VERSION))
 
 
+#: The CUDA errors a faulting copy stops with (cudaError_t, driver_types.h), as
+#: capture.cu records them (tx_complete = -error).
+CUDA_ERRORS = {700: "an illegal memory access", 715: "an illegal instruction", 716: "a misaligned address"}
+
+
 def compare_vectors(cases, npz_path) -> list[str]:
     """Every captured case against the model; one line per difference found."""
     vectors = np.load(npz_path)
@@ -255,6 +260,12 @@ def compare_vectors(cases, npz_path) -> list[str]:
         if vectors["encode_status"][index] != 0:
             problems.append(f"case {case_id}: the driver refused the tensor map (CUresult "
                             f"{vectors['encode_status'][index]}) that the model accepts")
+            continue
+        if vectors["tx_complete"][index] < 0:
+            error = -int(vectors["tx_complete"][index])
+            problems.append(f"case {case_id}: the copy faulted on the GPU (CUDA error {error}"
+                            f"{', ' + CUDA_ERRORS[error] if error in CUDA_ERRORS else ''}) where the model "
+                            "accepts it")
             continue
         if not vectors["tx_complete"][index]:
             problems.append(f"case {case_id}: the mbarrier did not complete with the model's byte count")

@@ -15,6 +15,7 @@ from tma_unit.sim.conformance import (case_list, compare_vectors, pack_results, 
                                       synthetic_results, write_cases, read_results)
 
 HARNESS = Path(__file__).resolve().parent.parent / "tools" / "hwcapture"
+VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
 def test_case_list_covers_the_issue():
@@ -49,11 +50,24 @@ def test_comparison_catches_a_wrong_byte(tmp_path):
     start = int(vectors["offsets"][5]) + cases[5].request.smem_address
     vectors["payload"][start] ^= 0xFF                  # the first byte of case 5's box
     vectors["tx_complete"][7] = 0
+    vectors["tx_complete"][9] = -715                  # capture.cu's record of a copy that faulted
     np.savez(tmp_path / "bad.npz", **vectors)
     problems = compare_vectors(cases, tmp_path / "bad.npz")
-    assert len(problems) == 2
+    assert len(problems) == 3
     assert problems[0].startswith("case 5 ") and "1 bytes differ" in problems[0]
     assert problems[1] == "case 7: the mbarrier did not complete with the model's byte count"
+    assert problems[2] == ("case 9: the copy faulted on the GPU (CUDA error 715, an illegal instruction) where the "
+                           "model accepts it")
+
+
+def test_the_h200_capture_is_of_todays_case_list():
+    """tests/vectors/h200.npz (README.md beside it) holds one result per case of the
+    case list, captured from exactly these parameters."""
+    vectors = np.load(VECTORS / "h200.npz")
+    cases = case_list()
+    assert len(vectors["records"]) == len(vectors["encode_status"]) == len(cases)
+    assert all(record.tobytes() == case.record() for record, case in zip(vectors["records"], cases))
+    assert str(vectors["device"]) == "NVIDIA H200"
 
 
 def test_harness_builds_with_nvcc(tmp_path):
@@ -64,8 +78,9 @@ def test_harness_builds_with_nvcc(tmp_path):
     built = subprocess.run([str(HARNESS / "build.sh"), str(tmp_path / "capture")], env=env, capture_output=True,
                            text=True)
     assert built.returncode == 0, built.stderr[-2000:]
-    assert built.stdout.startswith(f"built {tmp_path / 'capture'} with {sys.prefix}"), built.stdout
-    assert (tmp_path / "capture").read_bytes()[:4] == b"\x7fELF"
+    assert built.stdout.startswith(f"built {tmp_path / 'capture'} and {tmp_path / 'timing'} with {sys.prefix}"), \
+        built.stdout
+    assert (tmp_path / "capture").read_bytes()[:4] == (tmp_path / "timing").read_bytes()[:4] == b"\x7fELF"
 
 
 def test_without_nvcc_the_build_says_how_to_get_one(tmp_path):

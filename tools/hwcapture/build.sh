@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build the capture harness for Hopper (sm_90a). Needs only the CUDA compiler, nvcc, and the
+# Build the capture harness and the timing probe (timing.cu) for Hopper (sm_90a). Needs only the CUDA compiler, nvcc, and the
 # toolkit's headers (cuda.h, cuda_runtime.h); no driver, no GPU. The nvcc used: $NVCC if set,
 # else the one PyPI's nvidia-cuda-nvcc wheel (the dev extra) installed for $PYTHON (default:
 # the project's .venv), else the one on PATH.
@@ -7,7 +7,7 @@ set -euo pipefail
 source="${BASH_SOURCE[0]}"
 [[ $source == */* ]] || source="./$source"
 here="$(cd "${source%/*}" && pwd)"
-out="${1:-$here/capture}"
+out="${1:-$here/capture}"             # the timing probe goes beside it, or to $2
 python="${PYTHON:-$here/../../.venv/bin/python}"
 nvcc="${NVCC:-}"
 if [[ -z $nvcc && -x $python ]]; then
@@ -24,5 +24,7 @@ if [[ -z $nvcc ]]; then
          "or put the CUDA toolkit's bin on PATH, or set NVCC" >&2
     exit 1
 fi
+timing="${2:-$(dirname "$out")/timing}"
 "$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$here/capture.cu" -o "$out"
-echo "built $out with $nvcc"
+"$nvcc" -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a "$here/timing.cu" -o "$timing"
+echo "built $out and $timing with $nvcc"

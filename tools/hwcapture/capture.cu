@@ -22,6 +22,8 @@
 #include <cstring>
 #include <algorithm>
 #include <vector>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define CHECK(call)                                                                    \
     do {                                                                               \
@@ -66,7 +68,8 @@ struct CaseRecord {              // 256 bytes; cases.py CASE_FORMAT mirrors this
 struct ResultHeader {            // 32 bytes
     uint32_t id;
     int32_t encode_status;       // CUresult of the encoder
-    int32_t tx_complete;         // 1: the mbarrier phase completed with expect_tx bytes
+    int32_t tx_complete;         // 1: the mbarrier phase completed with expect_tx bytes, 0: it
+                                 // did not; -e: the case stopped on CUDA error e (no payload)
     uint32_t payload_bytes;      // bytes following this header
     uint8_t reserved[16];
 };
@@ -226,6 +229,20 @@ static F driver_entry(const char *name) {
     return reinterpret_cast<F>(fn);
 }
 
+// The number of result records in the file at path (each process appends to it).
+static size_t records_in(const char *path) {
+    FILE *f = std::fopen(path, "rb");
+    size_t count = 0;
+    if (!f) return 0;
+    std::fseek(f, 16, SEEK_SET);
+    ResultHeader r;
+    while (std::fread(&r, sizeof r, 1, f) == 1 && std::fseek(f, r.payload_bytes, SEEK_CUR) == 0) count++;
+    std::fclose(f);
+    return count;
+}
+
+static int run_cases(const std::vector<CaseRecord> &cases, size_t first, const char *path);
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         std::fprintf(stderr, "usage: %s cases.bin results.bin\n", argv[0]);
@@ -245,30 +262,79 @@ int main(int argc, char **argv) {
     }
     std::fclose(in);
 
-    auto encode_tiled = driver_entry<EncodeTiled>("cuTensorMapEncodeTiled");
-    auto encode_im2col = driver_entry<EncodeIm2col>("cuTensorMapEncodeIm2col");
-    CHECK(cudaFuncSetAttribute(capture_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
-
     FILE *out = std::fopen(argv[2], "wb");
+    if (!out) { std::perror(argv[2]); return 2; }
     uint32_t out_header[4] = {RESULTS_MAGIC, FORMAT_VERSION, header[2], 0};
     std::fwrite(out_header, sizeof out_header, 1, out);
-    for (const CaseRecord &c : cases) {
+    std::fclose(out);
+    // Each run of cases is a process of its own that starts CUDA afresh: a case that
+    // faults (an error the CUDA context cannot recover from) or whose copy never completes
+    // ends its process after recording itself, and the next case starts in a new one. This
+    // process makes no CUDA call, so forking it is safe.
+    size_t next = 0, restarts = 0;
+    while (next < cases.size()) {
+        std::fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) _exit(run_cases(cases, next, argv[2]));
+        int status = 0;
+        waitpid(child, &status, 0);
+        size_t done = records_in(argv[2]);
+        if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3) || done <= next) {
+            std::fprintf(stderr, "the capture of case %zu stopped without a record (status %d)\n", next, status);
+            return 2;
+        }
+        next = done;
+        restarts += WEXITSTATUS(status) == 3;
+    }
+    std::printf("captured %u cases into %s (%zu in a fresh process after a fault or an incomplete copy)\n",
+                header[2], argv[2], restarts);
+    return 0;
+}
+
+// Cases first.. in this process, each result appended to path; returns 0 when all are
+// done, 3 after a case that faulted or did not complete (the caller goes on from the next).
+static int run_cases(const std::vector<CaseRecord> &cases, size_t first, const char *path) {
+    auto encode_tiled = driver_entry<EncodeTiled>("cuTensorMapEncodeTiled");
+    auto encode_im2col = driver_entry<EncodeIm2col>("cuTensorMapEncodeIm2col");
+    // the most dynamic shared memory a block may ask for: the device's limit less the
+    // kernel's own (static) shared memory, its mbarrier
+    cudaDeviceProp prop;
+    cudaFuncAttributes attributes;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    CHECK(cudaFuncGetAttributes(&attributes, capture_kernel));
+    CHECK(cudaFuncSetAttribute(capture_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)(prop.sharedMemPerBlockOptin - attributes.sharedSizeBytes)));
+
+    FILE *out = std::fopen(path, "ab");
+    for (size_t index = first; index < cases.size(); index++) {
+        const CaseRecord &c = cases[index];
+        // a CUDA error in this case: record it and end the process
+        auto check = [&](cudaError_t e) {
+            if (e == cudaSuccess) return;
+            std::fprintf(stderr, "case %u: %s\n", c.id, cudaGetErrorString(e));
+            ResultHeader failed = {};
+            failed.id = c.id;
+            failed.tx_complete = -(int32_t)e;
+            std::fwrite(&failed, sizeof failed, 1, out);
+            std::fclose(out);
+            std::_Exit(3);
+        };
         uint8_t *global = nullptr, *window = nullptr;
         int *tx = nullptr;
         size_t buffer = c.global_bytes + c.global_offset;
-        CHECK(cudaMalloc(&global, buffer));
-        CHECK(cudaMalloc(&window, c.smem_bytes));
-        CHECK(cudaMalloc(&tx, sizeof(int)));
+        check(cudaMalloc(&global, buffer));
+        check(cudaMalloc(&window, c.smem_bytes));
+        check(cudaMalloc(&tx, sizeof(int)));
         // the global pattern: 32-bit word w holds w (every word distinct); stores start from 0x5A
         std::vector<uint8_t> host(buffer, 0x5A);
         if (c.operation == 0) {
             std::fill(host.begin(), host.end(), 0);
             for (size_t w = 0; w + 4 <= buffer; w += 4) { uint32_t v = w / 4; std::memcpy(&host[w], &v, 4); }
         }
-        CHECK(cudaMemcpy(global, host.data(), buffer, cudaMemcpyHostToDevice));
+        check(cudaMemcpy(global, host.data(), buffer, cudaMemcpyHostToDevice));
         std::vector<uint8_t> window_host(c.smem_bytes);
         for (uint32_t i = 0; i < c.smem_bytes; i++) window_host[i] = static_cast<uint8_t>(i * 131 + 17);
-        CHECK(cudaMemcpy(window, window_host.data(), c.smem_bytes, cudaMemcpyHostToDevice));
+        check(cudaMemcpy(window, window_host.data(), c.smem_bytes, cudaMemcpyHostToDevice));
 
         CUtensorMap map;
         cuuint64_t dims[5], strides[4];
@@ -300,25 +366,29 @@ int main(int argc, char **argv) {
             a.im2col = c.kind == 1;
             a.store = c.operation == 1;
             capture_kernel<<<1, 128, c.smem_bytes + 1024>>>(map, a, window, tx);
-            CHECK(cudaGetLastError());
-            CHECK(cudaDeviceSynchronize());
-            CHECK(cudaMemcpy(&result.tx_complete, tx, sizeof(int), cudaMemcpyDeviceToHost));
+            check(cudaGetLastError());
+            check(cudaDeviceSynchronize());
+            check(cudaMemcpy(&result.tx_complete, tx, sizeof(int), cudaMemcpyDeviceToHost));
             if (c.operation == 0) {
                 payload.resize(c.smem_bytes);
-                CHECK(cudaMemcpy(payload.data(), window, c.smem_bytes, cudaMemcpyDeviceToHost));
+                check(cudaMemcpy(payload.data(), window, c.smem_bytes, cudaMemcpyDeviceToHost));
             } else {
                 payload.resize(c.global_bytes);
-                CHECK(cudaMemcpy(payload.data(), global + c.global_offset, c.global_bytes, cudaMemcpyDeviceToHost));
+                check(cudaMemcpy(payload.data(), global + c.global_offset, c.global_bytes, cudaMemcpyDeviceToHost));
             }
         }
+        check(cudaFree(global));
+        check(cudaFree(window));
+        check(cudaFree(tx));
         result.payload_bytes = payload.size();
         std::fwrite(&result, sizeof result, 1, out);
         std::fwrite(payload.data(), 1, payload.size(), out);
-        CHECK(cudaFree(global));
-        CHECK(cudaFree(window));
-        CHECK(cudaFree(tx));
+        if (status == CUDA_SUCCESS && !result.tx_complete) {
+            // the copy may still be in flight: the next case gets a context of its own
+            std::fclose(out);
+            return 3;
+        }
     }
     std::fclose(out);
-    std::printf("captured %u cases into %s\n", header[2], argv[2]);
     return 0;
 }
