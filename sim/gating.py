@@ -49,18 +49,18 @@ class Partition:
         self.memories = sorted(set(re.findall(r"\b(memory_\w+)\.update\(", self.source)))
 
 
-def partition_script(gated, passes: str) -> str:
+def partition_script(gated, passes: str, top: str = "top") -> str:
     """The Yosys commands that cut the top module ``top`` into its submodules named in
     ``gated`` and a module :data:`CORE` of everything else, flatten each, run ``passes``
     (the optimisation of the one-partition flow), and write ``top.json`` (the top's nets)
     and ``<name>.cc`` (each partition's CXXRTL)."""
-    others = " ".join(f"top/c:{name} %d" for name in gated)
-    keep = " ".join(f"top.{name}" for name in gated)
-    commands = ["hierarchy -top top", "proc", "memory_collect", f"submod -name {CORE} top/c:* {others}",
+    others = " ".join(f"{top}/c:{name} %d" for name in gated)
+    keep = " ".join(f"{top}.{name}" for name in gated)
+    commands = [f"hierarchy -top {top}", "proc", "memory_collect", f"submod -name {CORE} {top}/c:* {others}",
                 f"setattr -mod -set keep_hierarchy 1 {keep} {CORE}", "flatten", passes,
-                "select top", "write_json -selected top.json", "select -clear", "design -save whole"]
+                f"select {top}", "write_json -selected top.json", "select -clear", "design -save whole"]
     for name in (CORE, *gated):
-        module = name if name == CORE else f"top.{name}"
+        module = name if name == CORE else f"{top}.{name}"
         commands += ["design -load whole", f"hierarchy -top {module}", f"rename -top {name}",
                      f"write_cxxrtl -namespace part_{name} {name}.cc"]
     return "; ".join(commands)

@@ -38,7 +38,7 @@ from .ledger import describe, note
 from .cosim import (LockstepChecker, RunResult, Scenario, completion_pattern, ready_pattern, request_gaps,
                     waveform_on_mismatch)
 
-__all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "payload_defines", "RUN_LOOP", "compiler",
+__all__ = ["NativeUnit", "run_native", "run_recorded", "cache_dir", "elaborated", "payload_defines", "RUN_LOOP", "compiler",
            "COMPILERS", "machine_id", "optimize_flags", "run_loop", "PERIOD_NS", "WINDOW", "WAVE_ABI", "cxx_source",
            "build_once", "library_for", "source_digest"]
 
@@ -214,6 +214,39 @@ def source_digest() -> str:
     test that patches the RTL in memory patches this function, so that no memo hands it
     the unit the files make)."""
     return _digest()
+
+
+#: The design texts this process has elaborated or read (:func:`elaborated`), the
+#: newest last; a unit's text runs to megabytes at lanes 8, so only a few are kept.
+_TEXTS = {}
+_TEXTS_KEPT = 6
+
+
+def elaborated(what: tuple, make) -> str:
+    """The text ``make()`` writes of an elaborated unit (``what``: which text and of which
+    configuration), made once for every process: kept for this one, and in the cache
+    under the :func:`source_digest` for every process after it (another backend's build
+    of the same unit, a lint, another test worker, the next run). Elaborating a unit
+    costs more than most of what is done with its text (docs/cosim.md)."""
+    source = source_digest()
+    memo = (str(cache_dir("elaborated")), source, *map(str, what))
+    if memo in _TEXTS:
+        _TEXTS[memo] = _TEXTS.pop(memo)
+        return _TEXTS[memo]
+    path = cache_dir("elaborated") / cache_key(source, *map(str, what))
+    if path.exists():
+        text = path.read_text()
+    else:
+        text = make()
+        if source == _digest():             # the files are still the code this process runs
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_text(text)
+            partial.rename(path)
+    _TEXTS[memo] = text
+    while len(_TEXTS) > _TEXTS_KEPT:
+        del _TEXTS[next(iter(_TEXTS))]
+    return text
 
 
 def library_for(backend: str, what: tuple, make) -> Path:

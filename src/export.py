@@ -6,7 +6,6 @@ payload bit layouts are in docs/registers.md), headed by a comment recording the
 configuration and the tool versions, so a file can always be traced back to how it was made.
 """
 
-import functools
 import json
 from importlib.metadata import version
 
@@ -18,7 +17,7 @@ from .rtl.layouts import CompletionLayout, beat_layout
 from .rtl.unit import TmaUnit
 from .sim import native
 
-__all__ = ["export_verilog", "export_rtlil", "header"]
+__all__ = ["export_verilog", "export_rtlil", "header", "unit_rtlil", "unit_verilog"]
 
 TOP = "tma_unit"
 
@@ -34,17 +33,23 @@ def header(config: UnitConfig, comment: str = "//") -> str:
     return "".join(f"{comment} {line}\n" for line in lines)
 
 
+def unit_rtlil(config: UnitConfig) -> str:
+    """The unit's RTLIL as Amaranth writes it (top module :data:`TOP`, no source
+    attributes): what the export, the Verilator build (through :func:`unit_verilog`) and
+    the CXXRTL build start from, elaborated once for all of them
+    (:func:`~.sim.native.elaborated`)."""
+    return native.elaborated(("rtlil", config), lambda: rtlil.convert(TmaUnit(config), name=TOP, emit_src=False))
+
+
+def unit_verilog(config: UnitConfig) -> str:
+    """The unit's Verilog: Amaranth's ``verilog.convert`` is ``rtlil.convert`` then this
+    Yosys step, here on :func:`unit_rtlil`'s RTLIL so that the unit is elaborated once."""
+    return native.elaborated(("verilog", config), lambda: verilog._convert_rtlil_text(unit_rtlil(config)))
+
+
 def export_verilog(config: UnitConfig) -> str:
-    return header(config) + _verilog(config, native.source_digest())
-
-
-@functools.lru_cache(maxsize=8)
-def _verilog(config: UnitConfig, source: str) -> str:
-    """The unit's Verilog, kept for this process by its configuration and the
-    :func:`~.sim.native.source_digest` of what it is made of: elaborating it is slow
-    (docs/cosim.md), and a build, a lint and a test may each ask for it."""
-    return verilog.convert(TmaUnit(config), name=TOP, emit_src=False)
+    return header(config) + unit_verilog(config)
 
 
 def export_rtlil(config: UnitConfig) -> str:
-    return header(config, "#") + rtlil.convert(TmaUnit(config), name=TOP, emit_src=False)
+    return header(config, "#") + unit_rtlil(config)
