@@ -53,6 +53,13 @@ DEEP = UnitConfig(beat_queue=40, completion_depth=12)
 #: The default unit at lanes 4.
 LANES4 = UnitConfig(lanes=4)
 
+
+
+def built(backend: str) -> tuple:
+    """The units the suite builds on ``backend``, the cheapest first."""
+    verilator_only = (LEAST, DEEP, LANES4) if backend == "verilator" else ()
+    return (DEFAULT[1], OPTIONS[1], *verilator_only, DEFAULT[8], OPTIONS[8])
+
 #: The CXXRTL units that run campaigns, built at the default -O1: their C++ takes longer
 #: to compile than at -O0 and runs much faster (bench/build_speed.py). The others run a
 #: few scenarios each and are built at -O0.
