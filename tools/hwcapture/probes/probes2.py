@@ -1,7 +1,9 @@
-"""Second probe set for the H200 capture (tools/hwcapture). Writes a cases file and a
-pickle of (HardwareCase, window_override_or_None, note) like /tmp/probes.py.
+"""Probe set 2 for the H200 capture (tests/vectors/h200-findings.md): swizzled rows
+narrower than the swizzle's span, interleave, stores of chunks that straddle the
+tensor's end, FTZ and tf32 loads. Writes a cases file and a pickle of (HardwareCase,
+window_override_or_None, note).
 
-Usage: python probe2.py /tmp/triage/probes2.bin /tmp/triage/probes2.pkl
+Usage: python probes2.py probes2.bin probes2.pkl
 
 Record overrides (applied to the binary record only; HardwareCase.record() would not carry
 them): window (smem_bytes, field 47) and, where the note says "expect_tx=N", the mbarrier
