@@ -3,7 +3,7 @@
 // mbarrier's completion, by box size, from L2 and from DRAM; what a tensor map that the
 // SM has not seen costs on top (a descriptor fetch), and what prefetch.tensormap saves
 // of it; and the bytes a cycle TMA loads bring to each SM when 1, 16 or every SM stream
-// from L2 or from DRAM.
+// from L2 or from DRAM; and whether one SM's rate grows with more threads issuing.
 //
 // Build: tools/hwcapture/build.sh (builds this file too), or
 //        nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a timing.cu -o timing
@@ -127,6 +127,45 @@ __global__ void bandwidth_kernel(const __grid_constant__ CUtensorMap map, int st
         }
     }
     cycles[blockIdx.x] = clock64() - start;
+}
+
+// -- issuers ------------------------------------------------------------------------
+
+// One block: `issuers` threads, each in a warp of its own, each keeping `stages` loads of
+// its own in flight (its own barriers and buffers) and issuing `loads` loads in all, from
+// the same 8 MiB of L2 as bandwidth_kernel's L2 case. Whether one SM's rate grows with
+// the issuers says whether the limit is the issuing thread's loop or the copy engine.
+// cycles[k]: issuer k's clock64() from its first issue to its last completion.
+__global__ void issuers_kernel(const __grid_constant__ CUtensorMap map, int issuers, int stages, int loads,
+                               uint32_t box_h, long long span_rows, long long *cycles) {
+    extern __shared__ __align__(1024) uint8_t smem[];
+    __shared__ __align__(8) uint64_t bars[32];      // issuers * stages <= 32
+    int k = threadIdx.x / 32;
+    if (threadIdx.x % 32 != 0 || k >= issuers) return;
+    uint8_t *base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem) + 1023) & ~uintptr_t(1023));
+    uint32_t bytes = BOX_W * box_h;
+    uint64_t *mine = bars + k * stages;
+    uint8_t *buffers = base + (size_t)k * stages * bytes;
+    for (int s = 0; s < stages; s++) init_bar(smem_ptr(&mine[s]));
+    const int COLUMNS = ROW / BOX_W;
+    auto row = [&](int n) { return (int)(((long long)(n / COLUMNS) * box_h + k * 64) & (span_rows - 1)); };
+    auto column = [&](int n) { return (n % COLUMNS) * (int)BOX_W; };
+    long long start = clock64();
+    int issued = 0;
+    for (; issued < stages && issued < loads; issued++) {
+        expect(smem_ptr(&mine[issued]), bytes);
+        load2d(smem_ptr(buffers + issued * bytes), &map, column(issued), row(issued), smem_ptr(&mine[issued]));
+    }
+    for (int n = 0; n < loads; n++) {
+        int s = n % stages;
+        wait(smem_ptr(&mine[s]), (n / stages) & 1);
+        if (issued < loads) {
+            expect(smem_ptr(&mine[s]), bytes);
+            load2d(smem_ptr(buffers + s * bytes), &map, column(issued), row(issued), smem_ptr(&mine[s]));
+            issued++;
+        }
+    }
+    cycles[k] = clock64() - start;
 }
 
 // -- host ---------------------------------------------------------------------------
@@ -317,6 +356,36 @@ int main() {
                 if (from[0] == 'd')             // the next run must not find these rows in L2
                     CHECK(cudaMemset(scratch, 2, SCRATCH));
             }
+    }
+    std::printf("\n  ],\n");
+
+    // -- one SM, 1, 2 and 4 issuing threads, boxes of 8 KiB (and 1 KiB), 4 in flight each
+    CHECK(cudaFuncSetAttribute(issuers_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    std::printf("  \"issuers\": [\n");
+    first_line = true;
+    for (uint32_t box_h : {8u, 64u}) {
+        CUtensorMap map = make_map(encode, tensor, rows, box_h);
+        for (int issuers : {1, 2, 4}) {
+            const int stages = 4, loads = 1024;
+            long long span = (8ll << 20) / ROW;
+            size_t smem_bytes = (size_t)issuers * stages * BOX_W * box_h + 1024;
+            for (int pass = 0; pass < 2; pass++) {       // the first pass brings the rows into L2
+                issuers_kernel<<<1, 32 * issuers, smem_bytes>>>(map, issuers, stages, loads, box_h, span, cycles_d);
+                CHECK(cudaGetLastError());
+                CHECK(cudaDeviceSynchronize());
+            }
+            CHECK(cudaMemcpy(cycles.data(), cycles_d, issuers * sizeof(long long), cudaMemcpyDeviceToHost));
+            long long worst = 0;
+            for (int k = 0; k < issuers; k++) worst = std::max(worst, cycles[k]);
+            double bytes = (double)issuers * loads * BOX_W * box_h;
+            std::printf("%s    {\"issuers\": %d, \"box_bytes\": %u, \"in_flight_each\": %d, \"loads\": %d, "
+                        "\"cycles\": %lld, \"cycles_per_load\": %.1f, \"bytes_per_cycle\": %.2f}",
+                        first_line ? "" : ",\n", issuers, BOX_W * box_h, stages, issuers * loads, worst,
+                        (double)worst / (issuers * loads), bytes / worst);
+            first_line = false;
+            std::fprintf(stderr, "issuers %d box %u: %.1f cycles a load\n", issuers, BOX_W * box_h,
+                         (double)worst / (issuers * loads));
+        }
     }
     std::printf("\n  ]\n}\n");
     return 0;
