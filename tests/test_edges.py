@@ -266,6 +266,16 @@ def test_the_corpus_reads_as_reproducers():
         assert scenario.requests and context["backend"] in ("cxxrtl", "verilator")
 
 
+def test_every_generated_scenario_passes_the_checks():
+    """The checks refuse no scenario a generator makes: 200 of a campaign, written as a
+    reproducer holds them and read back, are the scenarios made."""
+    from tma_unit.sim.campaign import DEFAULT_WEIGHTS, scenario_at, scenario_from_json, scenario_to_json
+    for index in range(200):
+        _, scenario = scenario_at(7, index, UnitConfig(request_former=128), DEFAULT_WEIGHTS)
+        back = scenario_from_json(json.loads(json.dumps(scenario_to_json(scenario))))
+        assert dataclasses.replace(back, names=scenario.names) == scenario, index
+
+
 # -- verify --cases stops near the count ---------------------------------------------------
 
 def test_chunk_for_cases_sends_what_is_still_needed():
