@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ErrorCode, TmaError
-from .request import Request, validate_request
+from .errors import ErrorCode, TmaError, shown
+from .request import Request, check_arguments, validate_request
 from .tensormap import TensorMap
 from .traversal import box_elements, row_count, row_walk
 from .transactions import transaction_bytes
@@ -43,13 +43,15 @@ class GlobalMemory:
         return cls(base, np.zeros(size, dtype=np.uint8))
 
     def index(self, addresses: np.ndarray) -> np.ndarray:
-        """Indices into ``data`` of byte addresses; an address outside the window is an error."""
+        """Indices into ``data`` of byte addresses; an address outside the window is refused
+        (ValueError naming the first such address and the window)."""
         offsets = addresses.astype(np.uint64) - np.uint64(self.base)   # wraps below base
-        if offsets.size and offsets.max() >= len(self.data):
-            raise IndexError(f"global access outside the memory window [{self.base:#x}, "
-                             f"{self.base + len(self.data):#x})")
-        offsets = offsets.astype(np.int64)
-        return offsets
+        outside = offsets >= len(self.data)
+        if outside.any():
+            first = int(addresses.reshape(-1)[np.argmax(outside.reshape(-1))])
+            raise ValueError(f"gmem = [{self.base:#x}, {self.base + len(self.data):#x}) does not hold global "
+                             f"address {first:#x} of the box: the window is too small for the copy")
+        return offsets.astype(np.int64)
 
 
 @dataclass
@@ -57,6 +59,16 @@ class LoadResult:
     """What a load did to shared memory."""
     defined: np.ndarray     # bool per shared-memory byte: written with data or fill
     transaction_bytes: int  # the mbarrier credit
+
+
+def _check_memories(smem, gmem: "GlobalMemory") -> None:
+    """FIELD_TYPE unless ``gmem`` is a :class:`GlobalMemory` and ``smem`` and ``gmem.data``
+    are one-dimensional numpy arrays of bytes (uint8)."""
+    if not isinstance(gmem, GlobalMemory):
+        raise TmaError(ErrorCode.FIELD_TYPE, "gmem", shown(gmem), "is not a GlobalMemory")
+    for name, array in (("smem", smem), ("gmem.data", gmem.data)):
+        if not (isinstance(array, np.ndarray) and array.dtype == np.uint8 and array.ndim == 1):
+            raise TmaError(ErrorCode.FIELD_TYPE, name, shown(array), "is not a one-dimensional numpy array of uint8")
 
 
 def _unit_bytes(tm: TensorMap, req: Request, smem: np.ndarray):
@@ -87,7 +99,8 @@ def _fill_bytes(tm: TensorMap) -> np.ndarray:
 
 def load(tm: TensorMap, req: Request, gmem: GlobalMemory, smem: np.ndarray) -> LoadResult:
     """Copy the box from ``gmem`` into ``smem`` (in place), filling out-of-bounds units."""
-    _expect(req, Operation.LOAD)
+    _expect(tm, req, Operation.LOAD)
+    _check_memories(smem, gmem)
     gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     data_bytes = tm.info.unit_global_bytes          # the rest of a unit in smem is padding
     _check_smem(smem, saddr)
@@ -110,7 +123,8 @@ def _smem_source(tm: TensorMap, smem: np.ndarray, saddr: np.ndarray) -> np.ndarr
 
 def store(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
     """Write the in-bounds units of the box from ``smem`` to ``gmem``; skip the rest."""
-    _expect(req, Operation.STORE)
+    _expect(tm, req, Operation.STORE)
+    _check_memories(smem, gmem)
     gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     _check_smem(smem, saddr)
     gmem.data[gmem.index(gaddr[inside])] = _smem_source(tm, smem, saddr)[inside]
@@ -118,14 +132,15 @@ def store(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> 
 
 def prefetch(tm: TensorMap, req: Request) -> np.ndarray:
     """Global byte addresses a prefetch brings to L2: the first byte of each in-bounds unit."""
-    _expect(req, Operation.PREFETCH)
+    _expect(tm, req, Operation.PREFETCH)
     elements = box_elements(tm, req)
     return elements.global_address[elements.in_bounds]
 
 
 def reduce(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) -> None:
     """Combine the in-bounds elements of the box into ``gmem`` with ``req.reduce_op``."""
-    _expect(req, Operation.REDUCE)
+    _expect(tm, req, Operation.REDUCE)
+    _check_memories(smem, gmem)
     gaddr, saddr, inside = _unit_bytes(tm, req, smem)
     _check_smem(smem, saddr)
     index = gmem.index(gaddr[inside])
@@ -136,7 +151,8 @@ def reduce(tm: TensorMap, req: Request, smem: np.ndarray, gmem: GlobalMemory) ->
     gmem.data[index] = new.astype(dtype).view(np.uint8).reshape(index.shape)
 
 
-def _expect(req: Request, operation: Operation) -> None:
+def _expect(tm: TensorMap, req: Request, operation: Operation) -> None:
+    check_arguments(tm, req)
     if req.operation != operation:
         raise TmaError(ErrorCode.OPERATION_MODE, "operation", req.operation.name,
                        f"is not {operation.name} for this call")

@@ -5,7 +5,7 @@ rules").
 
 from dataclasses import dataclass
 
-from .errors import ErrorCode, TmaError
+from .errors import ErrorCode, TmaError, shown
 from .swizzle import smem_alignment
 from .layout import REQUEST_FIELDS
 from .tensormap import (TensorMap, PACKED_SWIZZLES, parse_enum, parse_int, parse_ints, fields_to_dict,
@@ -13,7 +13,7 @@ from .tensormap import (TensorMap, PACKED_SWIZZLES, parse_enum, parse_int, parse
 from .types import (AccessMode, DataType, Im2colWideMode, Interleave, MapKind, Operation,
                     ReduceOp, Swizzle)
 
-__all__ = ["Request", "validate_request", "REDUCE_TYPES", "IM2COL_OFFSET_RANGES",
+__all__ = ["Request", "validate_request", "check_arguments", "REDUCE_TYPES", "IM2COL_OFFSET_RANGES",
            "MAX_W_HALO", "MAX_W_OFFSET"]
 
 INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
@@ -117,8 +117,22 @@ def _fail(code, field_name, value, detail):
     raise TmaError(code, field_name, value, detail)
 
 
+def check_arguments(tm, req) -> None:
+    """FIELD_TYPE unless ``tm`` is a :class:`TensorMap` and ``req`` a :class:`Request`, in
+    that order: every function of a copy takes the map first, and a swapped or missing
+    argument is named here rather than failing on an attribute deep inside."""
+    if isinstance(tm, Request) and isinstance(req, TensorMap):
+        raise TmaError(ErrorCode.FIELD_TYPE, "tm", shown(tm), "is a Request: the tensor map comes first, then "
+                       "the request")
+    if not isinstance(tm, TensorMap):
+        raise TmaError(ErrorCode.FIELD_TYPE, "tm", shown(tm), "is not a TensorMap")
+    if not isinstance(req, Request):
+        raise TmaError(ErrorCode.FIELD_TYPE, "req", shown(req), "is not a Request")
+
+
 def validate_request(tm: TensorMap, req: Request) -> None:
     """Raise the first rule ``req`` breaks against ``tm`` (docs/spec.md, "Request rules")."""
+    check_arguments(tm, req)
     op, mode = req.operation, req.mode
     if mode not in _MODES[op]:
         _fail(ErrorCode.OPERATION_MODE, "mode", mode.name, f"does not exist for {op.name}")

@@ -6,8 +6,12 @@ is what the section's "swizzle base offset" tables describe: when ``dstMem`` is 
 to the pattern's repeat, the pattern starts at phase ``(dstMem / 128) % rows``.
 """
 
+import numbers
+
 import numpy as np
 
+from .errors import ErrorCode, TmaError, shown
+from .tensormap import parse_enum
 from .types import Swizzle
 
 __all__ = ["SWIZZLE_XORS", "swizzle", "swizzle_repeat", "smem_alignment"]
@@ -32,9 +36,17 @@ assert all(src >= 4 for terms in SWIZZLE_XORS.values() for _, _, src in terms)
 
 
 def swizzle(address, mode: Swizzle):
-    """The physical shared-memory address of ``address`` (an int or an integer array)."""
+    """The physical shared-memory address of ``address`` (an int or an integer array).
+
+    ``mode`` is a :class:`Swizzle`, its number or its name (``"B128"``, ``"128B"``,
+    ``"CU_TENSOR_MAP_SWIZZLE_128B"``), as the encoders take it. A negative address breaks
+    FIELD_WIDTH; a float, a bool, a string, a list or a float array breaks FIELD_TYPE.
+    Other objects with the integer operators (an Amaranth value, in the formal proofs)
+    pass through unchecked.
+    """
+    _check_address(address)
     out = address
-    for dst, width, src in SWIZZLE_XORS[Swizzle(mode)]:
+    for dst, width, src in SWIZZLE_XORS[parse_enum(Swizzle, mode, "swizzle")]:
         mask = (1 << width) - 1
         if isinstance(address, np.ndarray):
             out = out ^ (((address >> address.dtype.type(src)) & address.dtype.type(mask))
@@ -44,9 +56,27 @@ def swizzle(address, mode: Swizzle):
     return out
 
 
+def _check_address(address) -> None:
+    if isinstance(address, np.ndarray):
+        if address.dtype.kind not in "iu":
+            raise TmaError(ErrorCode.FIELD_TYPE, "address", f"an array of {address.dtype}",
+                           "is not an array of integers")
+        negative = address.dtype.kind == "i" and address.size and address.min() < 0
+    elif isinstance(address, numbers.Integral) and not isinstance(address, (bool, np.bool_)):
+        negative = address < 0
+    elif isinstance(address, (numbers.Number, np.generic, str, bytes, list, tuple, type(None))):
+        raise TmaError(ErrorCode.FIELD_TYPE, "address", shown(address), "is not an integer or an array of integers")
+    else:
+        return
+    if negative:
+        value = address if not isinstance(address, np.ndarray) else address.min()
+        raise TmaError(ErrorCode.FIELD_WIDTH, "address", hex(int(value)),
+                       "is negative: a shared-memory address is 0 or more")
+
+
 def swizzle_repeat(mode: Swizzle) -> int:
     """Bytes after which the pattern repeats (PTX "starting address of the repeating pattern")."""
-    terms = SWIZZLE_XORS[Swizzle(mode)]
+    terms = SWIZZLE_XORS[parse_enum(Swizzle, mode, "swizzle")]
     if not terms:
         return 1
     return 1 << max(src + width for _, width, src in terms)
@@ -58,4 +88,4 @@ def smem_alignment(mode: Swizzle) -> int:
     alignment"); one 128-byte line for the 16B-atomicity swizzles, whose base offset PTX
     counts in lines."""
     return {Swizzle.NONE: 16, Swizzle.B128_ATOM_32B: 32, Swizzle.B128_ATOM_32B_FLIP_8B: 32,
-            Swizzle.B128_ATOM_64B: 64}.get(Swizzle(mode), 128)
+            Swizzle.B128_ATOM_64B: 64}.get(parse_enum(Swizzle, mode, "swizzle"), 128)

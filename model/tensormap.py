@@ -450,9 +450,10 @@ def _validate_swizzle(tm: TensorMap) -> None:
 
 # -- the driver's encoders ---------------------------------------------------------------
 #
-# The driver reads the first ``tensorRank`` entries of each array argument; so do these.
-# Each argument is checked for its kind first (an int rank, lists of integers, every entry
-# even past the rank), so a string is refused, never read character by character.
+# The driver reads the first ``tensorRank`` entries of each array argument; these take
+# lists of exactly that many (a longer one is refused, ARRAY_LENGTH: nothing is guessed at).
+# Each argument is checked for its kind first (an int rank, lists of integers), so a
+# string is refused, never read character by character.
 
 def encode_tiled(tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim,
                  elementStrides, interleave=Interleave.NONE, swizzle=Swizzle.NONE,
@@ -503,6 +504,11 @@ def _rank_argument(rank, dims) -> int:
 
 
 def _head(values, field_name: str, count: int) -> tuple:
-    """The first ``count`` entries of an array argument, which must be a list of integers;
-    a shorter one is kept whole, for the map to name its length (ARRAY_LENGTH)."""
-    return parse_ints(values, field_name)[:max(count, 0)]
+    """An array argument, which must be a list of integers; a shorter one is kept whole,
+    for the map to name its length (ARRAY_LENGTH), and a longer one is refused the same
+    way: an entry past the rank is a mistake about the rank, not a value to drop."""
+    entries = parse_ints(values, field_name)
+    if len(entries) > max(count, 0):
+        raise TmaError(ErrorCode.ARRAY_LENGTH, field_name, list(entries),
+                       f"has {len(entries)} entries, more than the {max(count, 0)} tensorRank gives")
+    return entries

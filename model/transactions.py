@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .request import Request, validate_request
+from .errors import ErrorCode, TmaError, shown
+from .request import Request, check_arguments, validate_request
 from .tensormap import TensorMap
 from .traversal import box_elements, row_count, row_walk, units_per_chunk
 from .types import Fill, OobFill, Operation
 
-__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes"]
+__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes", "check_built", "check_unit_limits"]
 
 
 def _carried(per: str, width, enum=None):
@@ -70,6 +71,7 @@ class Transactions:
     units: np.ndarray           # int64, units in the chunk
     fill: Fill
     chunk_units: int            # units a whole chunk holds
+    refused: TmaError | None = None     # what the unit answers instead, when listed anyway
 
     def __len__(self) -> int:
         return len(self.global_address)
@@ -83,9 +85,50 @@ class Transactions:
         return (self[i] for i in range(len(self)))
 
 
-def transactions(tm: TensorMap, req: Request) -> Transactions:
-    """The ordered chunk transactions of ``req`` on ``tm`` (validating the request)."""
-    walk = row_walk(tm, req)
+def transactions(tm: TensorMap, req: Request, config: "UnitConfig | None" = None, *,
+                 refused: bool = False) -> Transactions:
+    """The ordered chunk transactions of ``req`` on ``tm``.
+
+    Checks what the unit checks, in its order (model/unit.py): the unit of ``config``
+    (default :class:`UnitConfig()`) is built with the request's mode and the map's swizzle
+    (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT), the request keeps its rules, the box fits the
+    shared memory (SMEM_BOUNDS) and the tensor the address width (ADDRESS_WRAP).
+
+    Parameters
+    ----------
+    refused : bool
+        List the chunks of a copy the unit refuses for its build or its limits anyway (a
+        box past shared memory, a tensor whose addresses wrap, as the walk would make them)
+        with the unit's error in ``Transactions.refused``. A request that breaks a rule
+        of the spec is raised either way: it has no chunks.
+    """
+    check_arguments(tm, req)
+    from .config import UnitConfig          # here: config imports the memory model, which imports this module
+    if config is None:
+        config = UnitConfig()
+    elif not isinstance(config, UnitConfig):
+        raise TmaError(ErrorCode.FIELD_TYPE, "config", shown(config), "is not a UnitConfig")
+    refusal = None
+    try:
+        check_built(tm, req, config)
+    except TmaError as error:
+        if not refused:
+            raise
+        refusal = error
+    validate_request(tm, req)
+    if refusal is None:
+        try:
+            check_unit_limits(tm, req, config)
+        except TmaError as error:
+            if not refused:
+                raise
+            refusal = error
+    return _stream(tm, req, refusal)
+
+
+def _stream(tm: TensorMap, req: Request, refusal: TmaError | None) -> Transactions:
+    """The transactions of a request that keeps the spec's rules."""
+    walk = row_walk(tm, req, validate=False)
     elements = box_elements(tm, req, walk)
     info = tm.info
     per_chunk = units_per_chunk(tm)
@@ -110,7 +153,7 @@ def transactions(tm: TensorMap, req: Request) -> Transactions:
         fill = Fill.NONE
     pitch = info.unit_global_bytes * walk.dim0_step // info.values_per_unit
     return Transactions(global_address, count * info.unit_global_bytes, pitch, smem_address,
-                        mask, count, fill, per_chunk)
+                        mask, count, fill, per_chunk, refusal)
 
 
 def transaction_bytes(tm: TensorMap, req: Request) -> int:
@@ -120,3 +163,29 @@ def transaction_bytes(tm: TensorMap, req: Request) -> int:
     that the unit's SMEM_BOUNDS check costs the same for any box (model/unit.py)."""
     validate_request(tm, req)
     return row_count(tm, req) * tm.row_pitch()
+
+
+def check_built(tm: TensorMap, req: Request, config: "UnitConfig") -> None:
+    """MODE_NOT_BUILT or SWIZZLE_NOT_BUILT unless ``config`` builds the request's mode and
+    the map's swizzle."""
+    if req.mode not in config.built_modes:
+        raise TmaError(ErrorCode.MODE_NOT_BUILT, "mode", req.mode.name, f"is not built (modes {config.modes})")
+    if tm.swizzle not in config.built_swizzles:
+        raise TmaError(ErrorCode.SWIZZLE_NOT_BUILT, "swizzle", tm.swizzle.name,
+                       f"is not built (swizzles {config.swizzles})")
+
+
+def check_unit_limits(tm: TensorMap, req: Request, config: "UnitConfig") -> None:
+    """The checks that keep a legal request inside memory the unit owns."""
+    if req.operation != Operation.PREFETCH:
+        end = req.smem_address + transaction_bytes(tm, req)
+        if end > config.smem_bytes:
+            raise TmaError(ErrorCode.SMEM_BOUNDS, "smem_address", hex(req.smem_address),
+                           f"puts the box's last byte at {end - 1:#x}, past the {config.smem_bytes:#x} "
+                           "bytes of shared memory")
+    last = tm.global_address + tm.info.global_bytes(tm.global_dims[0]) - 1
+    for dim in range(1, tm.rank):
+        last += (tm.global_dims[dim] - 1) * tm.global_strides[dim - 1]
+    if last >> config.address_width:
+        raise TmaError(ErrorCode.ADDRESS_WRAP, "global_address", hex(tm.global_address),
+                       f"puts the tensor's last byte at {last:#x}, past the {config.address_width}-bit address space")

@@ -22,7 +22,7 @@ from .errors import ErrorCode, TmaError
 from .layout import REQUEST_FIELDS, decode_descriptor, pack_payload, unpack_payload
 from .request import Request, validate_request
 from .tensormap import TensorMap
-from .transactions import Transactions, transaction_bytes, transactions
+from .transactions import Transactions, check_built, check_unit_limits, transaction_bytes, transactions
 from .types import AccessMode, Operation
 
 __all__ = ["Completion", "complete", "request_from_fields", "fields_from_request",
@@ -71,32 +71,6 @@ def request_from_fields(fields: dict, tm: TensorMap) -> Request:
                    fields["multicast_mask"], fields["request_id"])
 
 
-def check_built(tm: TensorMap, req: Request, config: UnitConfig) -> None:
-    """MODE_NOT_BUILT or SWIZZLE_NOT_BUILT unless ``config`` builds the request's mode and
-    the map's swizzle."""
-    if req.mode not in config.built_modes:
-        raise TmaError(ErrorCode.MODE_NOT_BUILT, "mode", req.mode.name, f"is not built (modes {config.modes})")
-    if tm.swizzle not in config.built_swizzles:
-        raise TmaError(ErrorCode.SWIZZLE_NOT_BUILT, "swizzle", tm.swizzle.name,
-                       f"is not built (swizzles {config.swizzles})")
-
-
-def check_unit_limits(tm: TensorMap, req: Request, config: UnitConfig) -> None:
-    """The checks that keep a legal request inside memory the unit owns."""
-    if req.operation != Operation.PREFETCH:
-        end = req.smem_address + transaction_bytes(tm, req)
-        if end > config.smem_bytes:
-            raise TmaError(ErrorCode.SMEM_BOUNDS, "smem_address", hex(req.smem_address),
-                           f"puts the box's last byte at {end - 1:#x}, past the {config.smem_bytes:#x} "
-                           "bytes of shared memory")
-    last = tm.global_address + tm.info.global_bytes(tm.global_dims[0]) - 1
-    for dim in range(1, tm.rank):
-        last += (tm.global_dims[dim] - 1) * tm.global_strides[dim - 1]
-    if last >> config.address_width:
-        raise TmaError(ErrorCode.ADDRESS_WRAP, "global_address", hex(tm.global_address),
-                       f"puts the tensor's last byte at {last:#x}, past the {config.address_width}-bit address space")
-
-
 def _checked(image: bytes | None, fields: dict, config: UnitConfig):
     """The map and request of a hardware request after every check :func:`complete` makes."""
     if image is None or fields["slot"] >= config.slots:
@@ -126,4 +100,4 @@ def complete(image: bytes | None, fields: dict, config: UnitConfig) -> Completio
         tm, req = _checked(image, fields, config)
     except TmaError as error:
         return Completion(request_id, error.code, 0, None, error)
-    return Completion(request_id, ErrorCode.OK, transaction_bytes(tm, req), transactions(tm, req))
+    return Completion(request_id, ErrorCode.OK, transaction_bytes(tm, req), transactions(tm, req, config))

@@ -12,6 +12,7 @@ reported with the range of scenarios that rebuilds it.
 
 import concurrent.futures
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -23,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ..model.config import UnitConfig
-from ..model.errors import ErrorCode
-from ..model.layout import decode_descriptor
+from ..model.errors import ErrorCode, TmaError, shown
+from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, decode_descriptor
 from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
 from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
@@ -270,13 +271,104 @@ _TUPLES = ("completion_stall", "rewrite")
 
 
 def scenario_from_json(data: dict) -> Scenario:
-    data = dict(data)
-    config = UnitConfig(**data.pop("config"))
-    images = {int(slot): (bytes.fromhex(image) if image is not None else None)
-              for slot, image in data.pop("images").items()}
-    tuples = {name: tuple(value) if value else None for name, value in
-              ((name, data.pop(name)) for name in _TUPLES if name in data)}
-    return Scenario(config, images, **tuples, **data)
+    """The scenario a reproducer's ``scenario`` object holds, every field checked for its
+    kind and range first (a file edited by hand, cut short or of another kind is refused
+    with a :class:`TmaError` naming the field, e.g. ``scenario.requests[0].mode``),
+    since a hardware field would otherwise keep only the bits that fit it."""
+    _check_object(data, "scenario", _SCENARIO_KINDS, required=("config", "images", "valid_slots", "requests"))
+    config_data = data["config"]
+    _check_object(config_data, "scenario.config", {f.name: None for f in fields(UnitConfig)})
+    config = UnitConfig(**config_data)
+    images = {}
+    for slot, image in data["images"].items():
+        name = f"scenario.images[{slot!r}]"
+        if not (slot.isdecimal() and int(slot) < config.slots):
+            raise TmaError(ErrorCode.ENUM_RANGE, name, shown(slot), f"is not a slot number below {config.slots}")
+        if image is not None:
+            if not isinstance(image, str) or len(image) != 2 * DESCRIPTOR_BYTES:
+                raise TmaError(ErrorCode.FIELD_TYPE, name, shown(image),
+                               f"is not null or {DESCRIPTOR_BYTES} bytes as {2 * DESCRIPTOR_BYTES} hex digits")
+            try:
+                image = bytes.fromhex(image)
+            except ValueError:
+                raise TmaError(ErrorCode.FIELD_TYPE, name, shown(image), "is not hex digits") from None
+        images[int(slot)] = image
+    for i, request in enumerate(data["requests"]):
+        _check_request(request, f"scenario.requests[{i}]")
+    for name, count in (("completion_stall", 2), ("rewrite", 4)):
+        if data.get(name) is not None and len(data[name]) != count:
+            raise TmaError(ErrorCode.ARRAY_LENGTH, f"scenario.{name}", shown(data[name]),
+                           f"has {len(data[name])} entries, not {count}")
+    for name in ("ready_probability", "completion_ready_probability"):
+        if name in data and not 0 < data[name] <= 1:
+            raise TmaError(ErrorCode.ENUM_RANGE, f"scenario.{name}", data[name], "is outside (0, 1]")
+    for name in ("valid_slots", "seed", "max_gap", "reset_cycle"):
+        if data.get(name) is not None and data[name] < 0:
+            raise TmaError(ErrorCode.ENUM_RANGE, f"scenario.{name}", data[name], "is negative")
+    rest = {name: value for name, value in data.items() if name not in ("config", "images", *_TUPLES)}
+    tuples = {name: tuple(data[name]) if data[name] else None for name in _TUPLES if name in data}
+    return Scenario(config, images, **tuples, **rest)
+
+
+#: A reproducer's scenario fields and the kinds of value each holds: int, float (an int
+#: too), bool, dict, list, "ints" (a list of integers); None among them: may be null.
+_SCENARIO_KINDS = {"config": (dict,), "images": (dict,), "valid_slots": (int,), "requests": (list,),
+                   "seed": (int,), "ready_probability": (float,), "max_gap": (int,),
+                   "completion_ready_probability": (float,), "completion_stall": ("ints", None),
+                   "reset_cycle": (int, None), "reset_first": (bool,), "rewrite": ("ints", None)}
+
+
+def _kind_of(value, kinds) -> bool:
+    for kind in kinds:
+        if kind is None and value is None:
+            return True
+        if kind is bool and isinstance(value, bool):
+            return True
+        if kind is int and type(value) is int:
+            return True
+        if kind is float and type(value) in (int, float):
+            return True
+        if kind in (dict, list) and isinstance(value, kind):
+            return True
+        if kind == "ints" and isinstance(value, list) and all(type(v) is int for v in value):
+            return True
+    return False
+
+
+def _check_object(data, name: str, kinds: dict, required=()) -> None:
+    """FIELD_TYPE unless ``data`` is an object of the fields ``kinds`` names (each of its
+    kinds, where given) with every ``required`` one; ENUM_RANGE for a field not among them."""
+    if not isinstance(data, dict):
+        raise TmaError(ErrorCode.FIELD_TYPE, name, shown(data), "is not an object of named fields")
+    for field_name in required:
+        if field_name not in data:
+            raise TmaError(ErrorCode.FIELD_TYPE, f"{name}.{field_name}", "(not given)", "is a required field")
+    for field_name, value in data.items():
+        if field_name not in kinds:
+            raise TmaError(ErrorCode.ENUM_RANGE, f"{name}.{field_name}", shown(value),
+                           f"is not a field of {name} ({', '.join(kinds)})")
+        if kinds[field_name] is not None and not _kind_of(value, kinds[field_name]):
+            raise TmaError(ErrorCode.FIELD_TYPE, f"{name}.{field_name}", shown(value),
+                           "is not " + " or ".join({int: "an integer", float: "a number", bool: "true or false",
+                                                    dict: "an object", list: "a list", "ints": "a list of integers",
+                                                    None: "null"}[kind] for kind in kinds[field_name]))
+
+
+def _check_request(request, name: str) -> None:
+    """A hardware request's fields (model/layout.py's REQUEST_FIELDS), each an integer
+    (a list of them for an array) that fits its field."""
+    _check_object(request, name, {f.name: ("ints",) if f.count > 1 else (int,) for f in REQUEST_FIELDS},
+                  required=[f.name for f in REQUEST_FIELDS])
+    for f in REQUEST_FIELDS:
+        entries = request[f.name] if f.count > 1 else [request[f.name]]
+        if len(entries) > f.count:
+            raise TmaError(ErrorCode.ARRAY_LENGTH, f"{name}.{f.name}", shown(entries),
+                           f"has {len(entries)} entries, more than the request's {f.count}")
+        low, high = (-(1 << (f.width - 1)), (1 << (f.width - 1)) - 1) if f.signed else (0, (1 << f.width) - 1)
+        for i, value in enumerate(entries):
+            if not low <= value <= high:
+                raise TmaError(ErrorCode.FIELD_WIDTH, f"{name}.{f.name}" + (f"[{i}]" if f.count > 1 else ""), value,
+                               f"does not fit the request's {f.width}-bit field ({low}..{high})")
 
 
 def write_reproducer(path, scenario: Scenario, report: str, backend: str, **context) -> Path:
@@ -287,8 +379,24 @@ def write_reproducer(path, scenario: Scenario, report: str, backend: str, **cont
     return path
 
 
+#: A reproducer's fields beside its scenario (write_reproducer's context).
+REPRODUCER_FIELDS = {"backend": None, "seed": None, "index": None, "generator": None, "generators": None,
+                     "note": None, "report": None, "scenario": None}
+
+
 def read_reproducer(path) -> tuple[Scenario, dict]:
-    data = json.loads(Path(path).read_text())
+    """The scenario of a reproducer file and its context (backend, seed, ...). A file that
+    is not JSON raises ``json.JSONDecodeError``; one that is not a reproducer a
+    :class:`TmaError` naming the field (:func:`reproducer_from_json`)."""
+    return reproducer_from_json(json.loads(Path(path).read_text()))
+
+
+def reproducer_from_json(data) -> tuple[Scenario, dict]:
+    _check_object(data, "reproducer", REPRODUCER_FIELDS, required=("scenario",))
+    data = dict(data)
+    if data.get("backend", "cxxrtl") not in BACKENDS:
+        raise TmaError(ErrorCode.ENUM_RANGE, "reproducer.backend", shown(data["backend"]),
+                       f"is not one of {', '.join(BACKENDS)}")
     return scenario_from_json(data.pop("scenario")), data
 
 
@@ -463,20 +571,27 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
     end = start + scenarios if scenarios is not None else None
     coverage, failures, ran = Coverage(), [], 0
     next_start = start
-    pending = set()
+    pending, in_flight = set(), {}
     try:
         while True:
             while len(pending) < workers and (end is None or next_start < end) and (
                     deadline is None or time.time() < deadline) and (
                     cases is None or sum(coverage.requests.values()) < cases):
                 count = chunk if end is None else min(chunk, end - next_start)
-                pending.add(executor.submit(run_chunk, config, backend, seed, next_start, count, generators,
-                                            optimize))
+                if cases is not None:
+                    count = min(count, chunk_for_cases(cases, sum(coverage.requests.values()), ran,
+                                                       sum(in_flight.values()), workers, chunk))
+                    if count == 0:
+                        break
+                future = executor.submit(run_chunk, config, backend, seed, next_start, count, generators, optimize)
+                pending.add(future)
+                in_flight[future] = count
                 next_start += count
             if not pending:
                 break
             done, pending = concurrent.futures.wait(pending, return_when=concurrent.futures.FIRST_COMPLETED)
             for future in done:
+                del in_flight[future]
                 part, found, count = future.result()
                 coverage.merge(part)
                 failures += found
@@ -489,6 +604,20 @@ def run_campaign(config: UnitConfig = UnitConfig(), backend: str = "cxxrtl", see
     coverage.seconds = time.time() - began
     return {"seed": seed, "backend": backend, "config": config.to_dict(), "start": start, "scenarios": ran,
             "generators": generators, "coverage": coverage, "failures": failures}
+
+
+def chunk_for_cases(cases: int, checked: int, ran: int, in_flight: int, workers: int, chunk: int) -> int:
+    """The scenarios of the next chunk of a campaign that stops at ``cases`` checked
+    requests, with ``checked`` checked by the ``ran`` scenarios done and ``in_flight``
+    scenarios out: one a worker until a chunk has come back (a scenario checks from none
+    to dozens of requests), then the scenarios still needed at the rate seen, less those
+    in flight, shared among the workers, ``chunk`` at most; 0: send none now. So a
+    campaign of one case runs one scenario, not a chunk for every worker."""
+    if not ran:
+        return 1 if in_flight < workers else 0
+    rate = max(checked, 1) / ran
+    needed = math.ceil((cases - checked) / rate) - in_flight
+    return min(chunk, math.ceil(needed / workers)) if needed > 0 else 0
 
 
 class _InProcess(concurrent.futures.Executor):

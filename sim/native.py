@@ -23,6 +23,7 @@ from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 import os
 import platform
+import re
 import shlex
 import shutil
 import time
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..model.config import UnitConfig
+from ..model.errors import ErrorCode, TmaError, shown
 from ..model.layout import REQUEST_FIELDS, pack_payload, payload_width
 from ..rtl.layouts import CompletionLayout, beat_layout
 from ..rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
@@ -129,12 +131,33 @@ def machine_id() -> str:
     return "\n".join(line for line in first.splitlines() if line.startswith(("model name", "flags")))
 
 
+#: What an optimisation flag may be: an -O level, a machine (-m...) or code-generation
+#: (-f...) option, debug information (-g...) or a macro (-D...). Anything else (a typo such
+#: as -Onope, a file name, an option that changes the output's kind) would fail the build,
+#: or change what is built, minutes into a run.
+_OPTIMIZE_FLAG = re.compile(r"-O[0-3sgz]?|-Ofast|-m[A-Za-z0-9][\w.=+,-]*|-f[a-z][\w.=+,-]*|-g[\w=-]*|-D\w+(=\S*)?")
+
+
+def check_optimize(optimize: str) -> list[str]:
+    """The flags of ``optimize`` (space-separated); ENUM_RANGE, naming the flag, for one
+    that is not an optimisation flag (:data:`_OPTIMIZE_FLAG`)."""
+    try:
+        flags = shlex.split(optimize)
+    except ValueError as error:         # an unclosed quote
+        raise TmaError(ErrorCode.FIELD_TYPE, "optimize", shown(optimize), f"is not a list of flags ({error})") from None
+    for flag in flags:
+        if not _OPTIMIZE_FLAG.fullmatch(flag):
+            raise TmaError(ErrorCode.ENUM_RANGE, "optimize", shown(flag), "is not an optimisation flag (-O0..-O3, "
+                           "-Os, -Oz, -Og, -Ofast, -m..., -f..., -g..., -D...)")
+    return flags
+
+
 def optimize_flags(optimize: str | None) -> tuple[list[str], str]:
     """The C++ compiler's optimisation flags from ``optimize`` (space-separated; default
     ``$TMA_UNIT_CXX_OPT`` or -O1), and what else a build with them is valid for: the
     machine's :func:`machine_id` where they tune for this CPU, else nothing. Both go
     into a compiled backend's cache key."""
-    flags = shlex.split(optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1"))
+    flags = check_optimize(optimize or os.environ.get("TMA_UNIT_CXX_OPT", "-O1"))
     native = any(flag.startswith(("-march=native", "-mtune=native")) for flag in flags)
     return flags, machine_id() if native else ""
 

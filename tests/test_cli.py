@@ -297,7 +297,8 @@ def test_demo_runs_every_case_in_lockstep(capsys, monkeypatch, tmp_path):
     from tma_unit.sim.native import PERIOD_NS
     for backend in ("cxxrtl", "verilator"):
         top = TOP[backend]
-        waves = tmp_path / backend                      # made by the demo
+        waves = tmp_path / backend                      # the demo writes into a folder that exists
+        waves.mkdir()
         assert main(["demo", "--copies", "1", "--backend", backend, "--vcd", str(waves / "demo.vcd")]) == 0
         compiled = capsys.readouterr().out
         assert compiled.splitlines()[1:] == out.splitlines()[1:]

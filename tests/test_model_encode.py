@@ -120,8 +120,17 @@ def test_numpy_integers_are_integers():
     assert all(type(v) is int for v in (tm.global_address, *tm.global_dims, *tm.global_strides))
 
 
-def test_only_rank_entries_are_read():
-    """As the driver does: entries past the rank are ignored (but must be integers)."""
-    tm = encode_tiled(**{**TILED, "globalDim": [4096, 4096, 7, 7, 7], "globalStrides": [8192, 16, 16, 16],
-                         "boxDim": [64, 256, 1, 1, 1], "elementStrides": [1, 1, 1, 1, 1]})
-    assert tm == encode_tiled(**TILED)
+@pytest.mark.parametrize("argument,field_name,value,count", [
+    ("globalDim", "global_dims", [4096, 4096, 7, 7, 7], 2),
+    ("globalStrides", "global_strides", [8192, 16], 1),
+    ("boxDim", "box_dims", [64, 256, 1], 2),
+    ("elementStrides", "element_strides", [1, 1, 1, 1, 1], 2),
+])
+def test_entries_past_the_rank_are_refused(argument, field_name, value, count):
+    """An array longer than tensorRank says is a mistake about the rank: refused, not cut
+    to the rank (nothing is guessed at)."""
+    with pytest.raises(TmaError) as caught:
+        encode_tiled(**{**TILED, argument: value})
+    assert caught.value.code == ErrorCode.ARRAY_LENGTH
+    assert str(caught.value) == (f"ARRAY_LENGTH: {field_name} = {value} has {len(value)} entries, "
+                                 f"more than the {count} tensorRank gives")
