@@ -274,21 +274,19 @@ def cmd_export(args) -> int:
     config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
     check_prefix(args.prefix)
     init = not args.no_init
+    output = Path(args.output)
+    # beside the unit: its constants, named after it (tma_unit.v: tma_unit_pkg.sv, tma_unit.h)
+    kit = {output.with_name(output.stem + "_pkg.sv"): package, output.with_suffix(".h"): c_header}
+    if args.output != "-" and output in kit:
+        raise TmaError(ErrorCode.ENUM_RANGE, "output", shown(args.output),
+                       "is the name of the package or header written beside it")
     text = (export_rtlil if args.rtlil else export_verilog)(config, args.prefix, init)
     if args.output == "-":
         sys.stdout.write(text)
         return 0
-    output = Path(args.output)
-    # beside the unit: its constants, named after it (tma_unit.v: tma_unit_pkg.sv, tma_unit.h)
-    kit = {output.with_name(output.stem + "_pkg.sv"): package(config, args.prefix, init),
-           output.with_suffix(".h"): c_header(config, args.prefix, init)}
-    clash = [str(path) for path in kit if path == output]
-    if clash:
-        raise TmaError(ErrorCode.ENUM_RANGE, "output", shown(args.output),
-                       "is the name of the package or header written beside it")
     output.write_text(text)
-    for path, contents in kit.items():
-        path.write_text(contents)
+    for path, write in kit.items():
+        path.write_text(write(config, args.prefix, init))
     print(f"wrote {output} ({len(text.splitlines())} lines, lanes {config.lanes}, slots {config.slots}), "
           + ", ".join(str(path) for path in kit))
     return 0
