@@ -6,7 +6,8 @@ demo
     Run the demo suite (GEMM, attention, convolution-like, OOB, store, reduce, gather4
     copies) through the RTL in lockstep with the golden model and print a table.
 export
-    Write the configured unit as one Verilog (or RTLIL) file.
+    Write the configured unit as one Verilog (or RTLIL) file, with a SystemVerilog package
+    and a C header of its payload layouts, register map and configuration beside it.
 draw
     A PNG of a copy's shared-memory layout (PTX 5.5.7 style), or one per swizzle mode.
 explore
@@ -24,7 +25,9 @@ layout
     Where every 16-byte chunk of a copy's box lands: global address, shared-memory address
     after the swizzle, out-of-bounds elements. Takes a descriptor and a request from JSON
     (the README's "Using the model"; ``tma-unit layout --json`` prints one) or the built-in
-    default.
+    default. ``--words`` prints the descriptor as the 32 bus writes that store it in a slot;
+    ``--vectors`` the whole copy as a testbench of the exported unit reads it: those writes,
+    the request's fields, and the model's beats and completion (docs/export.md).
 
 Input is refused, never guessed at: a value that breaks a rule is reported on one line as
 ``tma-unit: error CODE NAME: field = value rule`` with exit status 2, before any long work
@@ -179,11 +182,81 @@ def _oob_list(mask, units):
     return ",".join(out)
 
 
+#: Slots a unit may have at most (``UnitConfig.slots``: one SLOT_VALID register).
+MAX_SLOTS = 32
+
+
+def _bus_words(tm: TensorMap, slot: int) -> list[tuple[int, int, int]]:
+    """The descriptor's bus writes into ``slot``: (Wishbone word address, byte address,
+    word), word 0 first (rtl/regfile.py's map)."""
+    from .rtl.regfile import descriptor_writes
+    return [(address // 4, address, word) for address, word in descriptor_writes(slot, encode_descriptor(tm))]
+
+
+def _print_words(tm: TensorMap, slot: int) -> None:
+    print(f"# slot {slot}: the descriptor's {len(_bus_words(tm, slot))} words, word 0 first; adr is the Wishbone "
+          "word address (byte address / 4)")
+    print("# adr  byte_address  data")
+    for adr, address, word in _bus_words(tm, slot):
+        print(f"{adr:#06x} {address:#010x} {word:#010x}")
+
+
+def _print_vectors(tm: TensorMap, req: Request, slot: int, stream) -> None:
+    """The copy as a testbench of the exported unit reads it, one item a line: ``word adr
+    byte_address data`` (the descriptor's writes), ``request FIELD VALUE`` (the request
+    payload's fields, array entries as ``FIELD[i]``), ``beat FIELD VALUE`` (what every beat
+    carries beside its chunks; ``last`` is 1 on the last beat alone), ``chunk FIELD VALUE
+    ...`` (each chunk in order, lane 0 of the first beat first), ``completion FIELD VALUE``."""
+    import dataclasses
+    from .model.layout import REQUEST_FIELDS
+    from .model.transactions import Transaction
+    from .model.unit import fields_from_request
+    from .rtl.layouts import BEAT_REQUEST_FIELDS
+    print(f"# tma-unit vectors: {req.operation.name} {req.mode.name} of {len(stream)} chunks into slot {slot}'s "
+          "descriptor, from the golden model (docs/export.md, \"Examples\")")
+    for adr, address, word in _bus_words(tm, slot):
+        print(f"word {adr:#06x} {address:#010x} {word:#010x}")
+    counts = {f.name: f.count for f in REQUEST_FIELDS}
+    for name, value in fields_from_request(req, slot).items():
+        if counts[name] == 1:
+            print(f"request {name} {int(value)}")
+        for i, entry in enumerate((list(value) + [0] * counts[name])[:counts[name]] if counts[name] > 1 else ()):
+            print(f"request {name}[{i}] {int(entry)}")
+    fields = dataclasses.fields(Transaction)
+    first = stream[0]
+    for f in fields:
+        if f.metadata["per"] == "beat" and f.name != "last":
+            print(f"beat {f.name} {int(getattr(first, f.name))}")
+    request_fields = fields_from_request(req, slot)
+    for name in BEAT_REQUEST_FIELDS:
+        print(f"beat {name} {int(request_fields[name])}")
+    chunk_fields = [f.name for f in fields if f.metadata["per"] == "chunk"]
+    for t in stream:
+        print("chunk " + " ".join(f"{name} {int(getattr(t, name)):#x}" for name in chunk_fields))
+    print(f"completion request_id {req.request_id}")
+    print("completion status 0")
+    print(f"completion transaction_bytes {transaction_bytes(tm, req)}")
+
+
 def cmd_layout(args) -> int:
     tm, req = _case_from_args(args)
     stream = transactions(tm, req, refused=args.refused)
     walk = row_walk(tm, req, validate=False)
     chunks_per_row = len(stream) // walk.rows
+    slot = _flag_int(args.slot, "slot")
+    if not 0 <= slot < MAX_SLOTS:
+        raise TmaError(ErrorCode.ENUM_RANGE, "slot", slot, f"is outside 0..{MAX_SLOTS - 1}")
+    outputs = [flag for flag, given in (("--json", args.json), ("--words", args.words), ("--vectors", args.vectors))
+               if given]
+    if len(outputs) > 1:
+        raise TmaError(ErrorCode.ENUM_RANGE, "output", " ".join(outputs), "is more than one of --json, --words, "
+                       "--vectors")
+    if args.words:
+        _print_words(tm, slot)
+        return 0
+    if args.vectors:
+        _print_vectors(tm, req, slot, stream)
+        return 0
     if args.json:
         json.dump(_layout_json(tm, req, stream), sys.stdout, indent=1)
         print()
@@ -235,18 +308,30 @@ def cmd_demo(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import export_rtlil, export_verilog
+    from pathlib import Path
+    from .export import check_prefix, export_rtlil, export_verilog
+    from .kit import c_header, package
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, address_width=args.address_width, **_built(args))
+    check_prefix(args.prefix)
+    init = not args.no_init
+    output = Path(args.output)
+    # beside the unit: its constants, named after it (tma_unit.v: tma_unit_pkg.sv, tma_unit.h)
+    kit = {output.with_name(output.stem + "_pkg.sv"): package, output.with_suffix(".h"): c_header}
     if args.output != "-":
         _writable(args.output, "--output")
-    text = export_rtlil(config) if args.rtlil else export_verilog(config)
+        if output in kit:
+            raise TmaError(ErrorCode.ENUM_RANGE, "output", shown(args.output),
+                           "is the name of the package or header written beside it")
+    text = (export_rtlil if args.rtlil else export_verilog)(config, args.prefix, init)
     if args.output == "-":
         sys.stdout.write(text)
-    else:
-        with open(args.output, "w") as f:
-            f.write(text)
-        print(f"wrote {args.output} ({len(text.splitlines())} lines, lanes {config.lanes}, slots {config.slots})")
+        return 0
+    output.write_text(text)
+    for path, write in kit.items():
+        path.write_text(write(config, args.prefix, init))
+    print(f"wrote {output} ({len(text.splitlines())} lines, lanes {config.lanes}, slots {config.slots}), "
+          + ", ".join(str(path) for path in kit))
     return 0
 
 
@@ -633,6 +718,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_case_arguments(layout)
     layout.add_argument("--json", action="store_true", help="print JSON instead of a table")
     layout.add_argument("--refused", action="store_true", help=REFUSED_HELP)
+    layout.add_argument("--words", action="store_true",
+                        help="print the descriptor as the 32 bus writes that store it in --slot: Wishbone word "
+                             "address, byte address, data")
+    layout.add_argument("--vectors", action="store_true",
+                        help="print the copy for a testbench of the exported unit: the descriptor's bus writes, "
+                             "the request's fields, the model's beats and completion (docs/export.md)")
+    layout.add_argument("--slot", default="0", help=f"with --words or --vectors: the descriptor slot, "
+                                                    f"0..{MAX_SLOTS - 1} (default 0)")
     layout.set_defaults(run=cmd_layout)
     demo = sub.add_parser("demo", help="run the demo suite through the RTL in lockstep with the model")
     demo.add_argument("--lanes", type=int, default=1, help="16-byte chunks per cycle: 1, 2, 4 or 8")
@@ -651,12 +744,23 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("--refused", action="store_true", help=REFUSED_HELP)
     draw.add_argument("--swizzles", metavar="FOLDER", help="write one image per swizzle mode into FOLDER")
     draw.set_defaults(run=cmd_draw)
-    export = sub.add_parser("export", help="write the configured unit as Verilog (or RTLIL)")
+    export = sub.add_parser("export", help="write the configured unit as Verilog (or RTLIL), with a "
+                                           "SystemVerilog package and a C header of its constants",
+                            description="Write the configured unit as Verilog (or RTLIL) and, beside it, a "
+                                        "SystemVerilog package (NAME_pkg.sv) and a C header (NAME.h) of its "
+                                        "payload layouts, register map and configuration (docs/export.md); "
+                                        "with -o - the unit alone, to stdout.")
     export.add_argument("-o", "--output", default="tma_unit.v", help="file to write, - for stdout")
     export.add_argument("--lanes", type=int, default=1)
     export.add_argument("--slots", type=int, default=8)
     export.add_argument("--address-width", type=int, default=64)
     export.add_argument("--rtlil", action="store_true", help="write RTLIL instead of Verilog")
+    export.add_argument("--prefix", help="put PREFIX before every module name, the submodules' named plainly "
+                                         "(--prefix cfgA_: cfgA_tma_unit, cfgA_tma_unit_datapath, package "
+                                         "cfgA_tma_unit_pkg), so that two configurations live in one design")
+    export.add_argument("--no-init", action="store_true",
+                        help="no initial values (no `initial` block, no value in a declaration): reset is the "
+                             "only start, as in an ASIC flow; the Verilog is then SystemVerilog (always_comb)")
     _add_built_options(export)
     export.set_defaults(run=cmd_export)
     explore = sub.add_parser("explore", help="sweep configurations over workloads: bandwidth, area, Fmax")

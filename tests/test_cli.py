@@ -225,6 +225,17 @@ COMMAND_CASES = [
     (["demo", "--beat-queue", "0x10.0"],
      "error 22 FIELD_TYPE: beat_queue = '0x10.0' is not a decimal or 0x-hex integer"),
     (["export", "--lanes", "3", "-o", "-"], "error 3 ENUM_RANGE: config.lanes = 3 is not 1, 2, 4 or 8"),
+    (["export", "--prefix", "9cfg_", "-o", "-"],
+     "error 3 ENUM_RANGE: prefix = '9cfg_' is not a Verilog identifier's start: a letter or _, then letters, digits or _"),
+    (["export", "--prefix", "cfg.a_", "-o", "-"],
+     "error 3 ENUM_RANGE: prefix = 'cfg.a_' is not a Verilog identifier's start: a letter or _, then letters, digits "
+     "or _"),
+    (["export", "-o", "unit.h"], "error 3 ENUM_RANGE: output = 'unit.h' is the name of the package or header written "
+                                 "beside it"),
+    (["layout", "--words", "--slot", "32"], "error 3 ENUM_RANGE: slot = 32 is outside 0..31"),
+    (["layout", "--vectors", "--slot", "0x1f.0"], "error 22 FIELD_TYPE: slot = '0x1f.0' is not a decimal or 0x-hex integer"),
+    (["layout", "--json", "--words"],
+     "error 3 ENUM_RANGE: output = --json --words is more than one of --json, --words, --vectors"),
 ]
 
 
