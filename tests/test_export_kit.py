@@ -42,6 +42,11 @@ def kit_params(slow=("lanes4-aw48",)):
     return [pytest.param(name, id=name, marks=[pytest.mark.slow] if name in slow else []) for name in KITS]
 
 
+#: The tests that build a simulator of the export (Verilator, Icarus): the full suite's
+#: (`pytest -m "not slow"` keeps the package's and header's own checks).
+builds = pytest.mark.slow
+
+
 @pytest.fixture(scope="session")
 def kit(tmp_path_factory):
     """A fresh export of a configuration of :data:`KITS` (Verilog, package, header) and the
@@ -200,6 +205,7 @@ def test_export_writes_the_package_and_header_beside_the_unit(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfgA.h", "cfgA.v", "cfgA_pkg.sv"]
 
 
+@builds
 def test_two_prefixed_exports_live_in_one_verilator_design(tmp_path):
     """Two configurations, each with its prefix, elaborate in one Verilator run, beside a top
     that instantiates both and reads both packages; without prefixes the same run fails
@@ -255,6 +261,7 @@ def run_tb(executable: Path, vectors: Path, *args: str) -> subprocess.CompletedP
     return subprocess.run([str(executable), str(vectors), *args], capture_output=True, text=True, timeout=300)
 
 
+@builds
 @pytest.mark.parametrize("name", kit_params())
 def test_verilator_example_matches_the_model(kit, name):
     folder = kit(name)
@@ -270,6 +277,7 @@ def test_verilator_example_matches_the_model(kit, name):
     assert done.returncode == 1 and "tb: FAIL chunk smem_address at 0x3: expected 0x438, got 0x430" in done.stdout
 
 
+@builds
 @pytest.mark.parametrize("name", kit_params())
 def test_cocotb_example_matches_the_model(kit, name):
     folder = kit(name)
@@ -288,6 +296,7 @@ def test_cocotb_example_matches_the_model(kit, name):
     assert done.returncode == 1 and "beat 0 fill" in done.stdout + done.stderr
 
 
+@builds
 def test_no_init_unit_starts_from_random_state_by_reset_alone(tmp_path):
     """The unit exported without initial values, every register and memory bit started at
     a random value (Verilator's --x-initial unique, +verilator+rand+reset+2), makes the
