@@ -33,7 +33,11 @@ cycle when the beat stream is always ready) and after the previous beat's, in wh
 * the memory has credits for all of the beat's requests: at most ``in_flight`` requests
   are outstanding, and a request's credit comes back in the cycle after it returns;
 * the request path has moved the previous beat's sectors: a beat whose requests carry
-  ``S`` sector bytes holds it for ``ceil(S / bytes_per_cycle)`` cycles;
+  ``S`` sector bytes holds it for ``ceil(S / bytes_per_cycle)`` cycles (at least one), or,
+  with ``carry``, for ``S / bytes_per_cycle`` cycles exactly: the path's part-used last
+  cycle goes to the next beat, which may leave in that cycle (never two beats in one
+  cycle), and its sectors start moving where the previous beat's ended; so a fractional
+  ``bytes_per_cycle`` (36, 36.5) moves its bytes at that rate over a run;
 * (a store or reduction) the shared-memory port has read the previous chunks.
 
 All of a beat's requests issue in the cycle it leaves, and each returns ``latency``
@@ -46,7 +50,9 @@ in tests/test_memory.py against :func:`.timing.predict` with the stream not read
 """
 
 import heapq
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -188,17 +194,36 @@ class Memory:
     ``latency``: cycles from a request's issue to its return; ``latency_spread``: each
     request's latency drawn uniformly from ``latency +- latency_spread`` (from ``seed``);
     ``in_flight``: requests outstanding at most (the credits); ``bytes_per_cycle``:
-    sector bytes the request path moves a cycle; ``granule``: a request's bytes at most."""
+    sector bytes the request path moves a cycle (an integer, or with ``carry`` any number
+    from 1 up: 36.5); ``carry``: a beat's part-used last cycle of the request path goes to
+    the next beat rather than being rounded up (the module's rules); ``granule``: a
+    request's bytes at most."""
     latency: int = 600
     in_flight: int = 256
-    bytes_per_cycle: int = SMEM_BYTES_PER_CYCLE
+    bytes_per_cycle: int | float | Fraction = SMEM_BYTES_PER_CYCLE
     latency_spread: int = 0
     seed: int = 0
     granule: int = LINE_BYTES
+    carry: bool = False
 
     def __post_init__(self):
-        for name, low in (("latency", 1), ("in_flight", 1), ("bytes_per_cycle", 1), ("latency_spread", 0),
-                          ("seed", 0), ("granule", SECTOR_BYTES)):
+        if not isinstance(self.carry, bool):
+            raise TmaError(ErrorCode.FIELD_TYPE, "memory.carry", repr(self.carry), "is not true or false")
+        rate = self.bytes_per_cycle
+        if isinstance(rate, (float, Fraction)):
+            if not math.isfinite(rate):
+                raise TmaError(ErrorCode.FIELD_TYPE, "memory.bytes_per_cycle", repr(rate), "is not a finite number")
+            if rate == int(rate):                       # 36.0 is the integer 36
+                object.__setattr__(self, "bytes_per_cycle", int(rate))
+            elif rate < 1:
+                raise TmaError(ErrorCode.ENUM_RANGE, "memory.bytes_per_cycle", rate, "is below 1")
+            elif not self.carry:
+                raise TmaError(ErrorCode.ENUM_RANGE, "memory.bytes_per_cycle", rate,
+                               "is not a whole number, which only a request path with carry moves "
+                               "(without it each beat takes whole cycles)")
+        whole = ("bytes_per_cycle",) if not isinstance(self.bytes_per_cycle, (float, Fraction)) else ()
+        for name, low in (("latency", 1), ("in_flight", 1), ("latency_spread", 0), ("seed", 0),
+                          ("granule", SECTOR_BYTES)) + tuple((name, 1) for name in whole):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
@@ -211,6 +236,12 @@ class Memory:
             raise TmaError(ErrorCode.ENUM_RANGE, "memory.latency_spread", self.latency_spread,
                            f"is not below the latency, {self.latency}")
         _check_granule(self.granule)
+
+    @property
+    def rate(self) -> Fraction:
+        """``bytes_per_cycle`` exactly (a float as its decimal text reads: 36.6 is 183/5)."""
+        rate = self.bytes_per_cycle
+        return Fraction(rate) if isinstance(rate, (int, Fraction)) else Fraction(repr(rate))
 
 
 #: The largest granule taken: 1 KiB, 32 sectors, so a request's sector mask fits 32 bits
@@ -259,7 +290,12 @@ class MemoryGate:
     def __init__(self, requests_per_beat, sector_bytes, wavefronts, operations, memory: Memory):
         self.memory = memory
         self.requests = np.asarray(requests_per_beat, dtype=np.int64)
-        self.hold = np.maximum(1, -(-np.asarray(sector_bytes, dtype=np.int64) // memory.bytes_per_cycle))
+        sector_bytes = np.asarray(sector_bytes, dtype=np.int64)
+        # the request path in units of 1/p cycle, the rate being p/q bytes a cycle: a beat's
+        # S sector bytes take S * q units, an integer
+        self.units_per_cycle, per_byte = memory.rate.numerator, memory.rate.denominator
+        self.path_units = [int(s) * per_byte for s in sector_bytes]
+        self.hold = np.maximum(1, -(-sector_bytes * per_byte // self.units_per_cycle))
         reads = np.array([Operation(int(op)).writes_global for op in operations], dtype=bool)
         self.reads = np.where(reads, np.asarray(wavefronts, dtype=np.int64), -1)    # -1: no read as it leaves
         total = int(self.requests.sum())
@@ -275,6 +311,7 @@ class MemoryGate:
                            f"(beat {int(self.requests.argmax())}), which issue together")
         self.outstanding = []       # return cycles of the requests in flight (a heap)
         self.earliest = 0           # the cycle after the previous beat's request path
+        self.path_free = 0          # with carry: when the path has moved every sector so far, in units
         self.read_port = 0          # the first cycle shared memory's read port is free
         self.next_request = 0
         self.beat, self.threshold = -1, 0
@@ -303,7 +340,12 @@ class MemoryGate:
         for latency in self.latencies[first:first + count]:
             heapq.heappush(self.outstanding, cycle + int(latency))
         self.next_request += count
-        self.earliest = cycle + int(self.hold[beat])
+        if self.memory.carry:
+            start = max(cycle * self.units_per_cycle, self.path_free)
+            self.path_free = start + self.path_units[beat]
+            self.earliest = max(cycle + 1, self.path_free // self.units_per_cycle)
+        else:
+            self.earliest = cycle + int(self.hold[beat])
         if self.reads[beat] >= 0:
             self.read_port = cycle + int(self.reads[beat])
         self.beat = -1
@@ -311,7 +353,18 @@ class MemoryGate:
     def arrays(self) -> dict:
         """The gate as arrays, for the compiled run loop: per beat its requests, the cycles
         its sectors hold the request path, its read-port cycles (-1: none); per request
-        its latency; the credits."""
+        its latency; the credits. The run loop holds the path whole cycles per beat, so a
+        memory with ``carry`` is refused (ENUM_RANGE) unless no beat's last cycle is part
+        used while it holds the path past one (then the two rules agree)."""
+        if self.memory.carry:
+            for beat, units in enumerate(self.path_units):
+                if units % self.units_per_cycle and units > self.units_per_cycle:
+                    raise TmaError(ErrorCode.ENUM_RANGE, "memory.carry", True,
+                                   f"is not built into the compiled run loop's gate (sim/run_loop.cc), which holds "
+                                   f"the request path whole cycles a beat: beat {beat}'s "
+                                   f"{units // self.memory.rate.denominator} sector bytes take "
+                                   f"{Fraction(units, self.units_per_cycle)} cycles at "
+                                   f"{self.memory.bytes_per_cycle} bytes a cycle")
         return {"requests": self.requests, "hold": self.hold, "reads": self.reads, "latencies": self.latencies,
                 "in_flight": self.memory.in_flight}
 
