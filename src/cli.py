@@ -11,9 +11,10 @@ export
 draw
     A PNG of a copy's shared-memory layout (PTX 5.5.7 style), or one per swizzle mode.
 explore
-    Sweep configurations (lanes, slots, address width) over the built-in workloads: bytes
-    per cycle and cycles per tile from the timing model, ECP5 area and Fmax from synthesis
-    (cached); a CSV and plots.
+    Sweep configurations (lanes, slots, address width) over the built-in workloads or a
+    workload file's (``--workloads-file``, docs/exploration.md): bytes per cycle and cycles
+    per tile from the timing model, ECP5 area and Fmax from synthesis (cached); a CSV, the
+    same rows as JSON, and plots. ``--memory``: the memory side (docs/memory.md).
 docs
     Regenerate docs/descriptor.md and docs/errors.md from the tables.
 verify
@@ -378,7 +379,33 @@ def _int_list(text: str, field_name: str) -> list[int]:
 
 
 #: ``explore``'s options that only ``--memory`` reads.
-MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed")
+MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed", "bytes_per_cycle", "carry", "bisect")
+
+#: A number as ``--bytes-per-cycle`` and ``--bisect`` take it: decimal, a point allowed.
+_FLAG_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+
+
+def _flag_number(text: str, field_name: str):
+    """A flag's non-negative decimal number: an int if it has no fraction, else a float."""
+    text = text.strip()
+    if not _FLAG_NUMBER.fullmatch(text):
+        raise TmaError(ErrorCode.FIELD_TYPE, field_name, shown(text), "is not a decimal number such as 36 or 36.5")
+    value = float(text)
+    return int(value) if value == int(value) and len(text) < 16 else value
+
+
+def _explore_workloads(args) -> list:
+    """The workloads ``explore`` sweeps: a workload file's (``--workloads-file``, all of them
+    unless ``--workloads`` picks some) or the built-ins (``--workloads``, or all); each a
+    built-in's name or a :class:`.workloads.Workload`."""
+    from .workloads import WORKLOADS, from_json
+    own = {w.name: w for w in from_json(_load_json(args.workloads_file))} if args.workloads_file else {}
+    known = {**WORKLOADS, **own}
+    names = args.workloads.split(",") if args.workloads else list(own or WORKLOADS)
+    for name in names:
+        if name not in known:
+            raise TmaError(ErrorCode.ENUM_RANGE, "workloads", name, f"is not one of {', '.join(known)}")
+    return [own.get(name, name) for name in names]
 
 
 def cmd_explore(args) -> int:
@@ -410,7 +437,7 @@ def cmd_explore(args) -> int:
                 raise TmaError(ErrorCode.ENUM_RANGE, name, text, "is not ON:OFF")
             stream[name] = tuple(_flag_int(part, name) for part in parts)
     stream_patterns(**stream)           # a bad stream fails here, named, before any work
-    workloads = args.workloads.split(",") if args.workloads else None
+    workloads = _explore_workloads(args)
     synthesis = "none" if args.no_synthesis else ("place" if args.place else "synth")
     place_lanes = None if args.place in (None, "all") else set(_int_list(args.place, "place"))
     rows = explore(points, workloads, progress=not args.quiet, synthesis=synthesis, device=args.device,
@@ -418,6 +445,12 @@ def cmd_explore(args) -> int:
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore.csv")
+    from .memory_side import write_json
+    write_json(rows, out / "explore.json", {
+        "workloads": [getattr(w, "name", w) for w in workloads], "workloads_file": args.workloads_file,
+        "points": [p.__dict__ for p in points], "ready": args.ready, "ready_bursts": args.ready_bursts,
+        "completion_bursts": args.completion_bursts, "request_gap": stream["request_gap"], "synthesis": synthesis,
+        "device": args.device})
     pictures = plot(rows, out)
     print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'compl':>5} {'checks':11} "
           f"{'workload':20} "
@@ -430,7 +463,7 @@ def cmd_explore(args) -> int:
               f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
               f"{show(r.fmax_mhz, '.1f'):>6} {show(r.gbytes_per_second, '.2f'):>6}")
-    print(f"wrote {out / 'explore.csv'}, " + ", ".join(str(p) for p in pictures))
+    print(f"wrote {out / 'explore.csv'}, {out / 'explore.json'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
 
@@ -438,42 +471,55 @@ def _explore_memory(args) -> int:
     """``explore --memory``: the memory side (docs/memory.md) over workloads, lanes,
     latencies and requests in flight; a CSV and plots."""
     from pathlib import Path
-    from .memory_side import (sweep, write_csv, plot_bandwidth, wavefront_table, plot_wavefronts, in_flight_for,
-                              LATENCIES, IN_FLIGHT)
+    from .memory_side import (sweep, write_csv, write_json, plot_bandwidth, wavefront_table, plot_wavefronts,
+                              in_flight_for, peak, LATENCIES, IN_FLIGHT)
     from .model.config import UnitConfig
     from .model.memory import Memory
-    from .workloads import WORKLOADS
     lanes = _int_list(args.lanes, "lanes")
     latencies = _int_list(args.latency, "latency") if args.latency else list(LATENCIES)
     in_flight = _int_list(args.in_flight, "in_flight") if args.in_flight else list(IN_FLIGHT)
-    granule = _flag_int(args.granule or "128", "granule")
-    spread = _flag_int(args.latency_spread or "0", "latency_spread")
-    seed = _flag_int(args.seed or "0", "seed")
+    path = {"granule": _flag_int(args.granule or "128", "granule"),
+            "latency_spread": _flag_int(args.latency_spread or "0", "latency_spread"),
+            "seed": _flag_int(args.seed or "0", "seed"),
+            "bytes_per_cycle": _flag_number(args.bytes_per_cycle or "128", "bytes_per_cycle"),
+            "carry": bool(args.carry)}
     for latency in latencies:           # a bad value fails here, named, before any work
         for credits in in_flight:
-            Memory(latency=latency, in_flight=credits, latency_spread=spread, seed=seed, granule=granule)
+            Memory(latency=latency, in_flight=credits, **path)
+    fraction = _flag_number(args.bisect, "bisect") if args.bisect is not None else None
+    if fraction is not None and not 0 < fraction <= 1:
+        raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]: a fraction of the lanes' peak")
     for n in lanes:
         UnitConfig(lanes=n)
-    workloads = args.workloads.split(",") if args.workloads else list(WORKLOADS)
-    for name in workloads:
-        if name not in WORKLOADS:
-            raise TmaError(ErrorCode.ENUM_RANGE, "workloads", name, f"is not one of {', '.join(WORKLOADS)}")
-    rows = sweep(workloads, lanes, latencies, in_flight, granule, spread, seed)
+    workloads = _explore_workloads(args)
+    rows = sweep(workloads, lanes, latencies, in_flight, **path)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore-memory.csv")
     pictures = [plot_bandwidth(rows, out / "explore-memory-bandwidth.png"),
                 plot_wavefronts(wavefront_table(lanes), out / "explore-memory-wavefronts.png")]
     print(f"{'workload':20} {'lanes':>5} {'latency':>7} {'flight':>6} {'req/tile':>8} {'sect/tile':>9} {'eff':>5} "
-          f"{'wf/beat':>7} {'B/cycle':>8} {'of 128':>6} {'Little':>7}")
+          f"{'wf/beat':>7} {'B/cycle':>8} {'of peak':>7} {'Little':>7}")
     for r in rows:
         print(f"{r.workload:20} {r.lanes:>5} {r.latency:>7} {r.in_flight:>6} {r.requests_per_tile:>8.1f} "
               f"{r.sectors_per_tile:>9.1f} {r.sector_efficiency:>5.2f} {r.wavefronts_per_beat:>7.2f} "
-              f"{r.bytes_per_cycle:>8.2f} {r.fraction_of_128:>6.1%} {r.little_bytes_per_cycle:>7.2f}")
-    if max(lanes) == 8 and 600 in latencies:
-        needed = in_flight_for(workloads[0], 8, 600, 0.95, granule, spread, seed)
-        print(f"{workloads[0]}, lanes 8, latency 600: {needed or 'no'} requests in flight reach 95 % of 128 B/cycle")
-    print(f"wrote {out / 'explore-memory.csv'}, " + ", ".join(str(p) for p in pictures))
+              f"{r.bytes_per_cycle:>8.2f} {r.fraction_of_peak:>7.1%} {r.little_bytes_per_cycle:>7.2f}")
+    bisection = []
+    if fraction is not None:
+        for work in workloads:
+            for n in lanes:
+                top = peak(n, Memory(**path))
+                for latency in latencies:
+                    needed = in_flight_for(work, n, latency, fraction, **path)
+                    name = getattr(work, "name", work)
+                    bisection.append({"workload": name, "lanes": n, "latency": latency, "fraction": fraction,
+                                      "peak_bytes_per_cycle": top, "in_flight": needed})
+                    print(f"{name}, lanes {n}, latency {latency}: {needed or 'no'} requests in flight reach "
+                          f"{fraction:.0%} of the peak, {top:g} B/cycle")
+    write_json(rows, out / "explore-memory.json",
+               {"workloads": [getattr(w, "name", w) for w in workloads], "workloads_file": args.workloads_file,
+                "lanes": lanes, "latency": latencies, "in_flight": in_flight, **path}, bisection=bisection)
+    print(f"wrote {out / 'explore-memory.csv'}, {out / 'explore-memory.json'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
 
@@ -768,7 +814,10 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--slots", default="8", help="comma-separated descriptor slot counts (default 8)")
     explore.add_argument("--address-width", default="64", help="comma-separated address widths (default 64)")
     _add_built_options(explore, sweep=True)
-    explore.add_argument("--workloads", help="comma-separated workload names (default: all)")
+    explore.add_argument("--workloads", help="comma-separated workload names (default: all, or all the file's)")
+    explore.add_argument("--workloads-file", metavar="FILE",
+                         help="a JSON workload file (docs/exploration.md): explicit tensor maps and requests, or "
+                              "gemm and attention generators")
     explore.add_argument("--ready", type=float, default=1.0,
                          help="probability the beat stream is ready in a cycle (default 1.0)")
     explore.add_argument("--ready-bursts", metavar="ON:OFF",
@@ -797,6 +846,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="with --memory: each request's latency drawn from latency +- this (default 0)")
     explore.add_argument("--granule", help="with --memory: an L2 request's bytes at most (default 128)")
     explore.add_argument("--seed", help="with --memory: the latencies' seed (default 0)")
+    explore.add_argument("--bytes-per-cycle", help="with --memory: sector bytes the request path moves a cycle "
+                                                   "(default 128; a fraction such as 36.5 needs --carry)")
+    explore.add_argument("--carry", action="store_true", default=None,
+                         help="with --memory: the request path carries a beat's part-used last cycle to the next")
+    explore.add_argument("--bisect", metavar="FRACTION",
+                         help="with --memory: the fewest requests in flight reaching FRACTION of the lanes' peak, "
+                              "for every workload, lane count and latency")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     explore.set_defaults(run=cmd_explore)

@@ -21,7 +21,7 @@ from .model.memory import SMEM_BYTES_PER_CYCLE
 from .model.timing import back_end_stages, commit_cycles, predict, records_from
 from .model.unit import check
 from .sim.cosim import ready_pattern
-from .workloads import WORKLOADS
+from .workloads import WORKLOADS, Workload
 
 __all__ = ["Point", "Row", "evaluate", "stream_patterns", "explore", "write_csv", "plot", "pareto_front", "SM_BYTES_PER_CYCLE"]
 
@@ -118,13 +118,14 @@ def _stream_columns(ready_probability, ready_bursts, completion_bursts) -> tuple
             "1" if completion_bursts is None else "{}:{}".format(*completion_bursts))
 
 
-def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0, seed: int = 0,
+def evaluate(point: Point, workloads: list, ready_probability: float = 1.0, seed: int = 0,
              synthesis: str = "synth", device: str = "85k", ready_bursts: tuple | None = None,
              request_gap: int = 0, completion_bursts: tuple | None = None) -> list[Row]:
     """Every workload on one configuration. ``synthesis``: "place" (area before place and
     route, and Fmax after), "synth" (area, no Fmax) or "none". The streams are
     :func:`stream_patterns`'s; each request is offered ``request_gap`` idle cycles after
-    the one before it was taken."""
+    the one before it was taken. ``workloads``: built-ins' names or
+    :class:`.workloads.Workload` objects (a workload file's)."""
     config = point.config()
     ready, completion_ready = stream_patterns(ready_probability, seed, ready_bursts, completion_bursts, request_gap)
     streams = _stream_columns(ready_probability, ready_bursts, completion_bursts)
@@ -137,8 +138,9 @@ def evaluate(point: Point, workloads: list[str], ready_probability: float = 1.0,
         if synthesis == "place":
             fmax = synthesize(config, device, place=True).fmax_mhz
     rows = []
-    for name in workloads:
-        work = WORKLOADS[name]
+    for work in workloads:
+        work = work if isinstance(work, Workload) else WORKLOADS[work]
+        name = work.name
         if not work.served_by(config):
             continue                    # more descriptors, or a mode or swizzle the unit does not build
         images, valid, requests = work.stream(config)
@@ -171,7 +173,7 @@ def explore(points: list[Point], workloads: list[str] | None = None, executor: E
     ``synthesis="place"``, ``place_lanes`` (lane counts) limits place and route to the
     points of those lanes, the others synthesized only: a large unit takes hours to route."""
     workloads = list(workloads or WORKLOADS)
-    unknown = [w for w in workloads if w not in WORKLOADS]
+    unknown = [w for w in workloads if not isinstance(w, Workload) and w not in WORKLOADS]
     if unknown:
         raise KeyError(f"no workload {unknown[0]!r}; known: {', '.join(WORKLOADS)}")
     own = executor is None

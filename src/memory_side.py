@@ -11,6 +11,7 @@ where it has no credit (model/memory.py).
 from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 import csv
+import json
 
 import numpy as np
 
@@ -18,9 +19,9 @@ from .model import transactions
 from .model.config import UnitConfig
 from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, simulate, smem_wavefronts
 from .model.timing import MemoryBeats, memory_beats, predict_scenario
-from .workloads import workload
+from .workloads import Workload, workload
 
-__all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "little", "in_flight_for", "plot_bandwidth",
+__all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "write_json", "peak", "little", "in_flight_for", "plot_bandwidth",
            "wavefront_table", "plot_wavefronts", "LATENCIES", "IN_FLIGHT"]
 
 #: The default sweep: latencies across the 500-900 cycles measured for TMA loads on B200
@@ -43,9 +44,10 @@ class Beats(MemoryBeats):
                         self.smem_bytes, memory)
 
 
-def beats_of(name: str, config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
-    """The beats of workload ``name`` on a unit of ``config``."""
-    w = workload(name)
+def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
+    """The beats of workload ``name`` (a built-in's name, or a :class:`.workloads.Workload`)
+    on a unit of ``config``."""
+    w = name if isinstance(name, Workload) else workload(name)
     images, valid, fields_ = w.stream(config)
     timing = predict_scenario(config, images, valid, fields_, [0] * len(fields_), [1])
     copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
@@ -63,6 +65,8 @@ class MemoryRow:
     lanes: int
     latency: int
     in_flight: int
+    path_bytes_per_cycle: float     # the request path's rate (memory.bytes_per_cycle)
+    carry: bool                     # the request path carries a part-used cycle to the next beat
     requests_per_tile: float
     sectors_per_tile: float
     sector_efficiency: float        # bytes the copy uses / sector bytes requested
@@ -70,8 +74,15 @@ class MemoryRow:
     cycles: int
     bytes_per_cycle: float          # shared-memory bytes a cycle, over the whole run
     fraction_of_128: float
+    fraction_of_peak: float         # of peak(lanes, memory): the lanes' 16 B a cycle each, or the path's rate if lower
     stalled_cycles: int             # cycles beats waited on a credit (or a store on the read port)
     little_bytes_per_cycle: float   # Little's law's bound for the same latency and credits
+
+
+def peak(lanes: int, memory: Memory) -> float:
+    """The most a unit of ``lanes`` lanes moves a cycle behind ``memory``: 16 bytes a lane,
+    or the request path's rate if that is lower."""
+    return float(min(16 * lanes, memory.rate))
 
 
 def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) -> float:
@@ -85,42 +96,57 @@ def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) 
 def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
     run = beats.run(memory)
     requests, sectors = int(beats.requests.sum()), int(beats.sector_bytes.sum()) // SECTOR_BYTES
-    peak = 16 * lanes
+    top = peak(lanes, memory)
     per_request = beats.smem_bytes / requests if requests else 0.0
-    return MemoryRow(name, lanes, memory.latency, memory.in_flight, requests / beats.tiles, sectors / beats.tiles,
+    return MemoryRow(name, lanes, memory.latency, memory.in_flight, float(memory.rate), memory.carry,
+                     requests / beats.tiles, sectors / beats.tiles,
                      beats.used_bytes / (sectors * SECTOR_BYTES) if sectors else 1.0,
                      float(beats.wavefronts.mean()) if len(beats.wavefronts) else 0.0, run.cycles,
-                     run.bytes_per_cycle(), run.bytes_per_cycle() / SMEM_BYTES_PER_CYCLE, run.stalled,
-                     little(memory.in_flight, memory.latency, per_request, peak))
+                     run.bytes_per_cycle(), run.bytes_per_cycle() / SMEM_BYTES_PER_CYCLE,
+                     run.bytes_per_cycle() / top, run.stalled,
+                     little(memory.in_flight, memory.latency, per_request, top))
 
 
-def sweep(workloads: list[str], lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT,
-          granule: int = LINE_BYTES, latency_spread: int = 0, seed: int = 0, progress=None) -> list[MemoryRow]:
-    """Every workload x lanes x latency x in-flight point."""
+def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT,
+          granule: int = LINE_BYTES, latency_spread: int = 0, seed: int = 0, progress=None,
+          bytes_per_cycle=SMEM_BYTES_PER_CYCLE, carry: bool = False) -> list[MemoryRow]:
+    """Every workload (a built-in's name or a :class:`.workloads.Workload`) x lanes x
+    latency x in-flight point; the other :class:`.model.memory.Memory` parameters the same
+    at every point."""
     rows = []
-    for name in workloads:
+    for work in workloads:
+        name = work.name if isinstance(work, Workload) else work
         for n in lanes:
-            beats = beats_of(name, UnitConfig(lanes=n), granule)
+            beats = beats_of(work, UnitConfig(lanes=n), granule)
             for latency in latencies:
                 for credits in in_flight:
                     memory = Memory(latency=latency, in_flight=credits, latency_spread=latency_spread, seed=seed,
-                                    granule=granule)
+                                    granule=granule, bytes_per_cycle=bytes_per_cycle, carry=carry)
                     rows.append(_row(name, n, beats, memory))
                     if progress:
                         progress()
     return rows
 
 
-def in_flight_for(name: str, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES,
-                  latency_spread: int = 0, seed: int = 0) -> int:
-    """The fewest requests in flight with which workload ``name`` reaches ``fraction`` of
-    128 bytes a cycle at ``latency`` (a bisection; 0 if no credit count reaches it)."""
+def in_flight_for(name, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES,
+                  latency_spread: int = 0, seed: int = 0, bytes_per_cycle=SMEM_BYTES_PER_CYCLE,
+                  carry: bool = False) -> int:
+    """The fewest requests in flight with which workload ``name`` (a name or a
+    :class:`.workloads.Workload`) on ``lanes`` lanes reaches ``fraction`` of its own peak
+    (:func:`peak`: 16 bytes a lane a cycle, or the request path's rate if lower) at
+    ``latency`` (a bisection over the credits; 0 if no credit count reaches it)."""
+    if not 0 < fraction <= 1:
+        from .model.errors import ErrorCode, TmaError
+        raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]")
     beats = beats_of(name, UnitConfig(lanes=lanes), granule)
 
+    def memory_of(credits):
+        return Memory(latency=latency, in_flight=credits, granule=granule, latency_spread=latency_spread, seed=seed,
+                      bytes_per_cycle=bytes_per_cycle, carry=carry)
+    target = fraction * peak(lanes, memory_of(1))
+
     def reaches(credits):
-        memory = Memory(latency=latency, in_flight=credits, granule=granule, latency_spread=latency_spread, seed=seed)
-        run = beats.run(memory)
-        return run.bytes_per_cycle() >= fraction * SMEM_BYTES_PER_CYCLE
+        return beats.run(memory_of(credits)).bytes_per_cycle() >= target
 
     least = max(1, int(beats.requests.max()) if len(beats.requests) else 1)    # a beat's requests issue together
     high = max(least, int(beats.requests.sum()))
@@ -139,6 +165,14 @@ def write_csv(rows: list[MemoryRow], path: Path) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: (round(v, 4) if isinstance(v, float) else v) for k, v in asdict(row).items()})
+
+
+def write_json(rows: list, path: Path, parameters: dict, **more) -> None:
+    """``rows`` (any dataclass rows: the CSV's, unrounded) as JSON, with the sweep's
+    ``parameters`` beside them: ``{"parameters": ..., "rows": [...], **more}``."""
+    with open(path, "w") as out:
+        json.dump({"parameters": parameters, "rows": [asdict(row) for row in rows], **more}, out, indent=1)
+        out.write("\n")
 
 
 def plot_bandwidth(rows: list[MemoryRow], path: Path) -> Path:
