@@ -320,13 +320,13 @@ def test_in_flight_for_finds_the_least_credits():
 
 def test_explore_memory_writes_the_csv_and_plots(tmp_path, capsys):
     assert main(["explore", "--memory", "--workloads", "gather-moe-rows", "--lanes", "1,8", "--latency", "300,600",
-                 "--in-flight", "64,700", "-o", str(tmp_path)]) == 0
+                 "--in-flight", "64,700", "--bisect", "0.95", "-o", str(tmp_path)]) == 0
     rows = list(csv.DictReader(open(tmp_path / "explore-memory.csv")))
     assert len(rows) == 2 * 2 * 2
     assert {r["lanes"] for r in rows} == {"1", "8"}
     for name in ("explore-memory-bandwidth.png", "explore-memory-wavefronts.png"):
         assert (tmp_path / name).read_bytes().startswith(PNG)
-    assert "requests in flight reach 95 % of 128 B/cycle" in capsys.readouterr().out
+    assert "requests in flight reach 95% of the peak" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("flags, message", [(["--latency", "0"], "memory.latency = 0"),
