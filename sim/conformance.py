@@ -25,7 +25,7 @@ from ..model import (AccessMode, DataType, GlobalMemory, Interleave, MapKind, Oo
 from ..model.tensormap import CORNER_RANGES, dense_strides
 
 __all__ = ["CASE_FORMAT", "HardwareCase", "case_list", "write_cases", "read_cases", "synthetic_results",
-           "read_results", "pack_results", "compare_vectors", "CASES_MAGIC", "RESULTS_MAGIC"]
+           "read_results", "write_records", "pack_results", "compare_vectors", "CASES_MAGIC", "RESULTS_MAGIC"]
 
 CASES_MAGIC = 0x43414D54
 RESULTS_MAGIC = 0x52414D54
@@ -62,7 +62,10 @@ class HardwareCase:
             return (TYPE_INFO[tm.dtype].global_bytes(tm.global_dims[0]) + 15) // 16 * 16
         return tm.global_strides[-1] * tm.global_dims[-1]
 
-    def record(self) -> bytes:
+    def record(self, window: int | None = None, expect_tx: int | None = None) -> bytes:
+        """The case as capture.cu reads it; a probe may give the shared-memory window's
+        size and the mbarrier's byte count itself (default: :attr:`window_bytes` and the
+        model's transaction bytes)."""
         tm, req = self.tensor_map, self.request
         pad = lambda values, n, fill=0: list(values) + [fill] * (n - len(values))
         kind = 0 if tm.kind == MapKind.TILED else 1
@@ -72,7 +75,8 @@ class HardwareCase:
             *pad(tm.element_strides, 5, 1), *pad(tm.lower_corner, 3), *pad(tm.upper_corner, 3),
             tm.channels_per_pixel, tm.pixels_per_column, int(tm.interleave), int(tm.swizzle),
             int(tm.l2_promotion), int(tm.oob_fill), *pad(req.coordinates, 5), *pad(req.im2col_offsets, 3), 0,
-            req.smem_address, self.window_bytes, transaction_bytes(tm, req), self.global_bytes, self.global_offset)
+            req.smem_address, window or self.window_bytes, expect_tx or transaction_bytes(tm, req),
+            self.global_bytes, self.global_offset)
 
 
 def _tiled(dtype, dims, box, es=None, offset=0, **kw):
@@ -159,10 +163,14 @@ def case_list(seed: int = 2026, random_cases: int = 160) -> list[HardwareCase]:
 
 
 def write_cases(cases, path) -> None:
+    write_records([case.record() for case in cases], path)
+
+
+def write_records(records, path) -> None:
+    """A case file of ``records`` (:meth:`HardwareCase.record`)."""
     with open(path, "wb") as f:
-        f.write(struct.pack("<4I", CASES_MAGIC, FORMAT_VERSION, len(cases), 0))
-        for case in cases:
-            f.write(case.record())
+        f.write(struct.pack("<4I", CASES_MAGIC, FORMAT_VERSION, len(records), 0))
+        f.write(b"".join(records))
 
 
 def read_cases(path) -> list[tuple]:

@@ -5,12 +5,12 @@ cases file for tools/hwcapture/capture and a pickle of (case, window override, n
 
 Usage: python probes1.py probes1.bin probes1.pkl
 """
-import dataclasses, struct, sys
-from tma_unit.sim.conformance import case_list, write_cases, CASE_FORMAT, HardwareCase
+import dataclasses, sys
+from tma_unit.sim.conformance import case_list
+from probeset import ProbeSet
 cs = case_list()
-probes = []   # (case, window override or None, note)
-def add(case, note, window=None):
-    probes.append((dataclasses.replace(case, id=1000 + len(probes)), window, note))
+probes = ProbeSet(1000)
+add = probes.add
 def at(case, coords=None, smem=None):
     req = case.request
     if coords is not None: req = dataclasses.replace(req, coordinates=tuple(coords))
@@ -31,18 +31,4 @@ for i in (82, 150, 229):
 for i in (80, 81, 82):
     add(at(cs[i], coords=(0, 0, 0, 0)), f"P4 case {i} in bounds at 0")
     add(at(cs[i], coords=(0, 8, 4, 0)), f"P4 case {i} in bounds at (0,8,4,0)")
-records = []
-for case, window, note in probes:
-    rec = case.record()
-    if window:
-        fields = list(CASE_FORMAT.unpack(rec))
-        # smem_bytes follows smem_offset: find by value
-        idx = 47; assert fields[idx] == case.window_bytes
-        fields[idx] = window
-        rec = CASE_FORMAT.pack(*fields)
-    records.append(rec)
-import pickle
-with open(sys.argv[1], 'wb') as f:
-    f.write(struct.pack("<4I", 0x43414D54, 1, len(records), 0)); f.write(b"".join(records))
-pickle.dump([(c, w, n) for c, w, n in probes], open(sys.argv[2], 'wb'))
-print(len(probes), "probes")
+probes.write(sys.argv[1], sys.argv[2])

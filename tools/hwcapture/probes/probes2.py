@@ -5,31 +5,20 @@ window_override_or_None, note).
 
 Usage: python probes2.py probes2.bin probes2.pkl
 
-Record overrides (applied to the binary record only; HardwareCase.record() would not carry
-them): window (smem_bytes, field 47) and, where the note says "expect_tx=N", the mbarrier
-count (field 48).
 """
-import dataclasses, pickle, struct, sys
-from tma_unit.sim.conformance import case_list, CASE_FORMAT, HardwareCase, _tiled
-from tma_unit.model import DataType, Interleave, OobFill, Operation, Request, Swizzle, transaction_bytes
+import sys
+from tma_unit.sim.conformance import case_list, HardwareCase, _tiled
+from tma_unit.model import DataType, Interleave, OobFill, Operation, Request, Swizzle
+from probeset import ProbeSet
 
 cs = case_list()
-probes = []        # (case, window or None, note)
-overrides = []     # per probe: {field index: value}
+probes = ProbeSet(2000)
 F16, F32, U8 = DataType.FLOAT16, DataType.FLOAT32, DataType.UINT8
 W64K = 65536
 
 
 def add(tm, req, note, window=None, offset=0, expect=None):
-    case = HardwareCase(2000 + len(probes), tm, req, offset)
-    transaction_bytes(tm, req)                       # the model accepts it (else raises)
-    probes.append((case, window, note + (f" expect_tx={expect}" if expect else "")))
-    ov = {}
-    if window:
-        ov[47] = window
-    if expect:
-        ov[48] = expect
-    overrides.append(ov)
+    probes.add(HardwareCase(0, tm, req, offset), note, window, expect)
 
 
 L, S = Operation.LOAD, Operation.STORE
@@ -89,15 +78,4 @@ add(_tiled(DataType.FLOAT32_FTZ, (16, 8), (8, 4)), Request(L, (0, 0), 0), "D7 lo
 add(_tiled(DataType.TFLOAT32, (16, 8), (8, 4)), Request(L, (0, 0), 0), "D8 load TFLOAT32 words: low 13 bits kept?")
 add(_tiled(DataType.TFLOAT32_FTZ, (16, 8), (8, 4)), Request(L, (0, 0), 0), "D9 load TFLOAT32_FTZ denormals")
 
-records = []
-for (case, window, note), ov in zip(probes, overrides):
-    fields = list(CASE_FORMAT.unpack(case.record()))
-    assert fields[47] == case.window_bytes and fields[48] == transaction_bytes(case.tensor_map, case.request)
-    for k, v in ov.items():
-        fields[k] = v
-    records.append(CASE_FORMAT.pack(*fields))
-with open(sys.argv[1], "wb") as f:
-    f.write(struct.pack("<4I", 0x43414D54, 1, len(records), 0))
-    f.write(b"".join(records))
-pickle.dump(probes, open(sys.argv[2], "wb"))
-print(len(probes), "probes")
+probes.write(sys.argv[1], sys.argv[2])
