@@ -14,25 +14,13 @@
 // Build: nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a capture.cu -o capture
 // Run:   ./capture cases.bin results.bin
 
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess) {                                                       \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(2);                                                              \
-        }                                                                              \
-    } while (0)
+#include "harness.h"
 
 static const uint32_t CASES_MAGIC = 0x43414D54;    // "TMAC"
 static const uint32_t RESULTS_MAGIC = 0x52414D54;  // "TMAR"
@@ -81,9 +69,6 @@ static_assert(sizeof(ResultHeader) == 32, "ResultHeader must be 32 bytes");
 // Device side
 // ---------------------------------------------------------------------------------
 
-__device__ __forceinline__ uint32_t smem_ptr(const void *p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 template <int Rank, bool Im2col>
 __device__ __forceinline__ void issue_load(uint32_t dst, const CUtensorMap *map, const int32_t *c,
@@ -160,7 +145,7 @@ __global__ void capture_kernel(const __grid_constant__ CUtensorMap map, LaunchAr
                                uint8_t *window, int *tx_complete) {
     extern __shared__ __align__(1024) uint8_t smem[];
     __shared__ __align__(8) uint64_t bar;
-    uint8_t *base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem) + 1023) & ~uintptr_t(1023));
+    uint8_t *base = aligned_base(smem);
     for (uint32_t i = threadIdx.x; i < a.smem_bytes; i += blockDim.x)
         base[i] = a.store ? window[i] : 0xA5;             // poison, or the bytes to store
     __syncthreads();
@@ -178,9 +163,8 @@ __global__ void capture_kernel(const __grid_constant__ CUtensorMap map, LaunchAr
             *tx_complete = 1;
         } else {
             uint32_t b = smem_ptr(&bar), dst = smem_ptr(base + a.smem_offset);
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(b) : "memory");
-            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(b), "r"(a.expect_tx) : "memory");
+            init_bar(b);
+            expect(b, a.expect_tx);
             switch (a.rank * 2 + a.im2col) {
                 case 2: issue_load<1, false>(dst, &map, a.coords, a.offsets, b); break;
                 case 4: issue_load<2, false>(dst, &map, a.coords, a.offsets, b); break;
@@ -193,10 +177,9 @@ __global__ void capture_kernel(const __grid_constant__ CUtensorMap map, LaunchAr
             }
             // wait for phase 0 with a bound: a phase that never completes means the
             // hardware credited a different byte count than expect_tx
-            uint32_t done = 0;
+            bool done = false;
             for (int spin = 0; spin < (1 << 22) && !done; spin++)
-                asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;"
-                             " selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b) : "memory");
+                done = try_wait(b, 0);
             *tx_complete = done;
         }
     }
@@ -208,26 +191,6 @@ __global__ void capture_kernel(const __grid_constant__ CUtensorMap map, LaunchAr
 // ---------------------------------------------------------------------------------
 // Host side
 // ---------------------------------------------------------------------------------
-
-typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-typedef CUresult (*EncodeIm2col)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                 const cuuint64_t *, const int *, const int *, cuuint32_t, cuuint32_t,
-                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-template <typename F>
-static F driver_entry(const char *name) {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &status));
-    if (status != cudaDriverEntryPointSuccess || !fn) {
-        std::fprintf(stderr, "driver entry point %s not found\n", name);
-        std::exit(2);
-    }
-    return reinterpret_cast<F>(fn);
-}
 
 // The number of result records in the file at path (each process appends to it).
 static size_t records_in(const char *path) {

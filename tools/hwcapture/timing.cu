@@ -9,31 +9,15 @@
 //        nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a timing.cu -o timing
 // Run:   ./timing > timing.json   (one JSON object; progress on stderr)
 
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <algorithm>
 #include <vector>
 
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t e_ = (call);                                                       \
-        if (e_ != cudaSuccess) {                                                       \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-            std::exit(2);                                                              \
-        }                                                                              \
-    } while (0)
+#include "harness.h"
 
 // The tensor every measurement reads: 2D, uint8, rows of ROW bytes. A box is BOX_W bytes
 // wide (the widest a 128B swizzle allows; no swizzle is used) and box_h rows high.
 static const uint64_t ROW = 4096;
 static const uint32_t BOX_W = 128;
-
-__device__ __forceinline__ uint32_t smem_ptr(const void *p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 __device__ __forceinline__ void load2d(uint32_t dst, const void *map, int x, int y, uint32_t bar) {
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
@@ -41,20 +25,8 @@ __device__ __forceinline__ void load2d(uint32_t dst, const void *map, int x, int
                  :: "r"(dst), "l"(map), "r"(x), "r"(y), "r"(bar) : "memory");
 }
 
-__device__ __forceinline__ void expect(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" :: "r"(bar), "r"(bytes) : "memory");
-}
-
 __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
-    uint32_t done = 0;
-    while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;"
-                     " selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-}
-
-__device__ __forceinline__ void init_bar(uint32_t bar) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    while (!try_wait(bar, parity)) {}
 }
 
 // -- latency ------------------------------------------------------------------------
@@ -69,7 +41,7 @@ __global__ void latency_kernel(const CUtensorMap *maps, const int *which, const 
     extern __shared__ __align__(1024) uint8_t smem[];
     __shared__ __align__(8) uint64_t bar;
     if (threadIdx.x != 0) return;
-    uint8_t *base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem) + 1023) & ~uintptr_t(1023));
+    uint8_t *base = aligned_base(smem);
     uint32_t b = smem_ptr(&bar), dst = smem_ptr(base);
     init_bar(b);
     for (int i = 0; i < trials; i++) {
@@ -87,68 +59,34 @@ __global__ void latency_kernel(const CUtensorMap *maps, const int *which, const 
     }
 }
 
-// -- bandwidth ----------------------------------------------------------------------
+// -- streaming ----------------------------------------------------------------------
 
-// Each block (one per SM): one thread keeps `stages` loads of a box_h-row box in flight
-// and re-issues each as it lands, for `loads` loads in all, across each row's columns
-// and then down. Block k reads rows from (k * stride_rows) on, wrapping inside
-// `span_rows` (a power of two): with a span that fits in L2 every load after the first pass is an L2 hit;
-// with span 0 (no wrap) each block reads rows of its own never read before. cycles[k]: the block's clock64() from first issue to last
-// completion.
-__global__ void bandwidth_kernel(const __grid_constant__ CUtensorMap map, int stages, int loads, uint32_t box_h,
-                                 long long stride_rows, long long span_rows, long long *cycles) {
-    extern __shared__ __align__(1024) uint8_t smem[];
-    __shared__ __align__(8) uint64_t bars[8];       // stages <= 8
-    if (threadIdx.x != 0) return;
-    uint8_t *base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem) + 1023) & ~uintptr_t(1023));
-    uint32_t bytes = BOX_W * box_h;
-    for (int s = 0; s < stages; s++) init_bar(smem_ptr(&bars[s]));
-    // load n reads column n % COLUMNS of the box_h rows starting at box row n / COLUMNS
-    const int COLUMNS = ROW / BOX_W;
-    long long first = blockIdx.x * stride_rows;
-    auto row = [&](int n) {
-        long long r = first + (long long)(n / COLUMNS) * box_h;
-        return (int)(span_rows ? r & (span_rows - 1) : r);   // a mask: a 64-bit % here costs more than a load
-    };
-    auto column = [&](int n) { return (n % COLUMNS) * (int)BOX_W; };
-    long long start = clock64();
-    int issued = 0;
-    for (; issued < stages && issued < loads; issued++) {
-        expect(smem_ptr(&bars[issued]), bytes);
-        load2d(smem_ptr(base + issued * bytes), &map, column(issued), row(issued), smem_ptr(&bars[issued]));
-    }
-    for (int n = 0; n < loads; n++) {
-        int s = n % stages;
-        wait(smem_ptr(&bars[s]), (n / stages) & 1);
-        if (issued < loads) {
-            expect(smem_ptr(&bars[s]), bytes);
-            load2d(smem_ptr(base + s * bytes), &map, column(issued), row(issued), smem_ptr(&bars[s]));
-            issued++;
-        }
-    }
-    cycles[blockIdx.x] = clock64() - start;
-}
-
-// -- issuers ------------------------------------------------------------------------
-
-// One block: `issuers` threads, each in a warp of its own, each keeping `stages` loads of
-// its own in flight (its own barriers and buffers) and issuing `loads` loads in all, from
-// the same 8 MiB of L2 as bandwidth_kernel's L2 case. Whether one SM's rate grows with
-// the issuers says whether the limit is the issuing thread's loop or the copy engine.
-// cycles[k]: issuer k's clock64() from its first issue to its last completion.
-__global__ void issuers_kernel(const __grid_constant__ CUtensorMap map, int issuers, int stages, int loads,
-                               uint32_t box_h, long long span_rows, long long *cycles) {
+// Each block (one per SM): `issuers` threads, each in a warp of its own, each keeping
+// `stages` loads of a box_h-row box in flight (its own barriers and buffers) and
+// re-issuing each as it lands, for `loads` loads in all, across each row's columns and
+// then down. Block b's issuer k reads rows from b * stride_rows + 64 k on, wrapping
+// inside `span_rows` (a power of two): with a span that fits in L2 every load after the
+// first pass is an L2 hit; with span 0 (no wrap) each block reads rows of its own never
+// read before. With several issuers on one SM, whether its rate grows with them says
+// whether the limit is the issuing thread's loop or the copy engine.
+// cycles[b * issuers + k]: that issuer's clock64() from its first issue to its last completion.
+__global__ void stream_kernel(const __grid_constant__ CUtensorMap map, int issuers, int stages, int loads,
+                              uint32_t box_h, long long stride_rows, long long span_rows, long long *cycles) {
     extern __shared__ __align__(1024) uint8_t smem[];
     __shared__ __align__(8) uint64_t bars[32];      // issuers * stages <= 32
     int k = threadIdx.x / 32;
     if (threadIdx.x % 32 != 0 || k >= issuers) return;
-    uint8_t *base = reinterpret_cast<uint8_t *>((reinterpret_cast<uintptr_t>(smem) + 1023) & ~uintptr_t(1023));
     uint32_t bytes = BOX_W * box_h;
     uint64_t *mine = bars + k * stages;
-    uint8_t *buffers = base + (size_t)k * stages * bytes;
+    uint8_t *buffers = aligned_base(smem) + (size_t)k * stages * bytes;
     for (int s = 0; s < stages; s++) init_bar(smem_ptr(&mine[s]));
+    // load n reads column n % COLUMNS of the box_h rows starting at box row n / COLUMNS
     const int COLUMNS = ROW / BOX_W;
-    auto row = [&](int n) { return (int)(((long long)(n / COLUMNS) * box_h + k * 64) & (span_rows - 1)); };
+    long long first = blockIdx.x * stride_rows + k * 64;
+    auto row = [&](int n) {
+        long long r = first + (long long)(n / COLUMNS) * box_h;
+        return (int)(span_rows ? r & (span_rows - 1) : r);   // a mask: a 64-bit % here costs more than a load
+    };
     auto column = [&](int n) { return (n % COLUMNS) * (int)BOX_W; };
     long long start = clock64();
     int issued = 0;
@@ -165,25 +103,12 @@ __global__ void issuers_kernel(const __grid_constant__ CUtensorMap map, int issu
             issued++;
         }
     }
-    cycles[k] = clock64() - start;
+    cycles[blockIdx.x * issuers + k] = clock64() - start;
 }
 
 // -- host ---------------------------------------------------------------------------
 
-typedef CUresult (*EncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                                const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-static EncodeTiled encode_tiled() {
-    void *fn = nullptr;
-    cudaDriverEntryPointQueryResult status;
-    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &status));
-    if (status != cudaDriverEntryPointSuccess || !fn) {
-        std::fprintf(stderr, "driver entry point cuTensorMapEncodeTiled not found\n");
-        std::exit(2);
-    }
-    return reinterpret_cast<EncodeTiled>(fn);
-}
+static EncodeTiled encode_tiled() { return driver_entry<EncodeTiled>("cuTensorMapEncodeTiled"); }
 
 static CUtensorMap make_map(EncodeTiled encode, void *base, uint64_t rows, uint32_t box_h) {
     CUtensorMap map;
@@ -222,7 +147,7 @@ int main() {
     CHECK(cudaMalloc(&tensor, rows * ROW));
     CHECK(cudaMemset(tensor, 1, rows * ROW));
     CHECK(cudaFuncSetAttribute(latency_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));   // under every Hopper's limit
-    CHECK(cudaFuncSetAttribute(bandwidth_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));   // under every Hopper's limit
+    CHECK(cudaFuncSetAttribute(stream_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));   // under every Hopper's limit
 
     std::printf("{\n  \"device\": \"%s\", \"sms\": %d, \"sm_clock_khz\": %d, \"memory_clock_khz\": %d, "
                 "\"memory_bus_bits\": %d, \"l2_bytes\": %d, \"smem_per_sm\": %zu,\n",
@@ -326,13 +251,13 @@ int main() {
                 long long stride = from[0] == 'd' ? (long long)(rows / blocks) / box_h * box_h : 0;
                 int loads = from[0] == 'd' ? (int)std::min<long long>(2048, stride / box_h * (ROW / BOX_W)) : 2048;
                 if (from[0] == 'l') {           // the L2 case reads its 8 MiB once before it is timed
-                    bandwidth_kernel<<<blocks, 32, stages * BOX_W * box_h + 1024>>>(map, stages, loads, box_h, stride,
+                    stream_kernel<<<blocks, 32, stages * BOX_W * box_h + 1024>>>(map, 1, stages, loads, box_h, stride,
                                                                                      span, cycles_d);
                     CHECK(cudaGetLastError());
                     CHECK(cudaDeviceSynchronize());
                 }
                 CHECK(cudaEventRecord(t0));
-                bandwidth_kernel<<<blocks, 32, stages * BOX_W * box_h + 1024>>>(map, stages, loads, box_h, stride, span,
+                stream_kernel<<<blocks, 32, stages * BOX_W * box_h + 1024>>>(map, 1, stages, loads, box_h, stride, span,
                                                                                  cycles_d);
                 CHECK(cudaEventRecord(t1));
                 CHECK(cudaGetLastError());
@@ -360,7 +285,6 @@ int main() {
     std::printf("\n  ],\n");
 
     // -- one SM, 1, 2 and 4 issuing threads, boxes of 8 KiB (and 1 KiB), 4 in flight each
-    CHECK(cudaFuncSetAttribute(issuers_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     std::printf("  \"issuers\": [\n");
     first_line = true;
     for (uint32_t box_h : {8u, 64u}) {
@@ -370,7 +294,7 @@ int main() {
             long long span = (8ll << 20) / ROW;
             size_t smem_bytes = (size_t)issuers * stages * BOX_W * box_h + 1024;
             for (int pass = 0; pass < 2; pass++) {       // the first pass brings the rows into L2
-                issuers_kernel<<<1, 32 * issuers, smem_bytes>>>(map, issuers, stages, loads, box_h, span, cycles_d);
+                stream_kernel<<<1, 32 * issuers, smem_bytes>>>(map, issuers, stages, loads, box_h, 0, span, cycles_d);
                 CHECK(cudaGetLastError());
                 CHECK(cudaDeviceSynchronize());
             }
