@@ -239,6 +239,18 @@ def source_digest() -> str:
     return _digest()
 
 
+def _publish(path: Path, text: str, source: str) -> None:
+    """Writes ``text`` to ``path`` whole (another process reads it or nothing), if the
+    project's files are still the code this process runs (``source``): an edit during a
+    run, or a test that patches the RTL in memory, never leaves an entry that names the
+    unit of other code."""
+    if source == _digest():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}")
+        partial.write_text(text)
+        partial.rename(path)
+
+
 #: The design texts this process has elaborated or read (:func:`elaborated`), the
 #: newest last; a unit's text runs to megabytes at lanes 8, so only a few are kept.
 _TEXTS = {}
@@ -261,11 +273,7 @@ def elaborated(what: tuple, make) -> str:
         text = path.read_text()
     else:
         text = make()
-        if source == _digest():             # the files are still the code this process runs
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f"{path.name}.{os.getpid()}")
-            partial.write_text(text)
-            partial.rename(path)
+        _publish(path, text, source)
     _TEXTS[memo] = text
     while len(_TEXTS) > _TEXTS_KEPT:
         del _TEXTS[next(iter(_TEXTS))]
@@ -288,11 +296,7 @@ def library_for(backend: str, what: tuple, make) -> Path:
     library = cache_dir(backend) / index.read_text() / "unit.so" if index.exists() else None
     if library is None or not library.exists():
         library = make()
-        if source == _digest():             # the files are still the code this process runs
-            index.parent.mkdir(parents=True, exist_ok=True)
-            partial = index.with_name(f"{index.name}.{os.getpid()}")
-            partial.write_text(library.parent.name)
-            partial.rename(index)
+        _publish(index, library.parent.name, source)
     _FOUND[memo] = library
     return library
 
