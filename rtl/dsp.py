@@ -5,7 +5,7 @@ pipeline around it takes those registers as its own (:meth:`.pipeline.Stage.prod
 Placed routed builds showed why (docs/fpga.md, "Clock speed"): the 18x18 blocks sit in a
 few fixed rows, and a product registered in the fabric had the routing from its
 operands' registers to the block and from the block back to its product's register on
-one path, 13.3 ns of a 75 MHz clock. With the block's own registers each leg is a path
+one path, most of the clock period (docs/fpga.md). With the block's own registers each leg is a path
 of its own, and the multiply between them is the block's alone.
 
 Yosys packs no register into an ECP5 DSP block, so on that platform the block is an

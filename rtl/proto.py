@@ -149,7 +149,7 @@ class PrototypeTop(wiring.Component):
         The unit's ready comes from its front end, far from the bridge after placement,
         so the push is handed across in registers, each with at most one long route
         into it (the ready's round trip into the bridge's logic was the board top's
-        longest path, 4.4 and 4.5 ns of routing; docs/fpga.md, "Clock speed"): a write
+        longest path, most of it routing; docs/fpga.md, "Clock speed"): a write
         to PUSH pulses ``push``; ``offer``, the request's valid, holds from then until
         the unit takes the request, which ``pushed`` registers; the write is
         acknowledged with it. ``waiting`` holds the bus cycle from ``push`` to

@@ -53,7 +53,7 @@ __all__ = ["RequestFormer", "UNITS", "STAGES"]
 UNITS = 16
 #: Units whose sectors stage 2 ORs together (the rest of the OR is stage 3's): one, so
 #: stage 2 ends at each unit's sectors (an OR of four there was part of the lanes-1 top's
-#: longest path, 99.42 MHz; the OR of sixteen in stage 3 is beside its compares).
+#: longest path, docs/fpga.md "Clock speed"; the OR of sixteen in stage 3 is beside its compares).
 GROUP = 1
 #: The former's registers from a beat in to its requests out: stages 1 to 4 above (the
 #: timing model's count, model/config.py).
@@ -131,7 +131,7 @@ class RequestFormer(wiring.Component):
         # block), each lane's offset in its granule, its units' last byte and live units.
         # The offset is a register of its own, beside its lane's sixteen adds in stage 2,
         # not the beat register's copy of the same address bits, which Yosys would merge
-        # it into (a 3.1 ns route from there was the lanes-1 top's longest path)
+        # it into (a route from there was the lanes-1 top's longest path; docs/fpga.md)
         payload = self.beats.payload
         valid1 = valid_stage(self.beats.valid, "s1_valid")
         beat1 = stage(payload, "s1_beat")
