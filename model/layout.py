@@ -248,7 +248,8 @@ REQUEST_FIELDS: tuple[PayloadField, ...] = (
 COMPLETION_FIELDS: tuple[PayloadField, ...] = (
     PayloadField("request_id", 16, doc="the request's tag"),
     PayloadField("status", 8, doc="0 ok, else the error code (docs/errors.md)"),
-    PayloadField("transaction_bytes", 32, doc="mbarrier transaction count (0 on error)"),
+    PayloadField("transaction_bytes", 32, doc="the box's bytes, the mbarrier transaction count of a load "
+                 "(0 on error; saturates at 2^32 - 1, which only a prefetch reaches)"),
 )
 
 

@@ -15,27 +15,49 @@ the request is accepted, so a box far larger than shared memory is refused in co
 time and memory, as the RTL refuses it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 from .config import UnitConfig
 from .errors import ErrorCode, TmaError
-from .layout import REQUEST_FIELDS, decode_descriptor, pack_payload, unpack_payload
+from .layout import COMPLETION_FIELDS, REQUEST_FIELDS, decode_descriptor, pack_payload, unpack_payload
 from .request import Request, validate_request
 from .tensormap import TensorMap
 from .transactions import Transactions, check_built, check_unit_limits, transaction_bytes, transactions
 from .types import AccessMode, Operation
 
-__all__ = ["Completion", "complete", "request_from_fields", "fields_from_request",
-           "check_built", "check_unit_limits", "check", "encode_request", "decode_request"]
+__all__ = ["Completion", "complete", "request_from_fields", "fields_from_request", "COUNT_LIMIT",
+           "reported_bytes", "check_built", "check_unit_limits", "check", "encode_request", "decode_request"]
+
+#: The largest byte count a completion reports: its ``transaction_bytes`` field is 32 bits.
+#: A load's or a store's box fits shared memory, far below it. A prefetch
+#: (``cp.async.bulk.prefetch.tensor``) has no mbarrier to count for and its box may hold up
+#: to 2^43 bytes (256^5 eight-byte elements); its completion reports this value for 4 GiB
+#: or more (docs/decisions.md).
+COUNT_LIMIT = (1 << next(f.width for f in COMPLETION_FIELDS if f.name == "transaction_bytes")) - 1
+
+
+def reported_bytes(box_bytes: int) -> int:
+    """The count a completion reports for a box of ``box_bytes``: saturated at
+    :data:`COUNT_LIMIT`."""
+    return min(box_bytes, COUNT_LIMIT)
 
 
 @dataclass(frozen=True)
 class Completion:
+    """A request's completion: its status and reported byte count, and for a legal request
+    its transactions. ``listing`` is the transactions, or a function that lists them when
+    :attr:`transactions` is first read, so that answering a prefetch of gigabytes costs no
+    memory until its chunks are asked for."""
     request_id: int
     status: ErrorCode
     transaction_bytes: int
-    transactions: Transactions | None
+    listing: "Transactions | partial | None" = field(compare=False, repr=False)
     error: TmaError | None = None
+
+    @cached_property
+    def transactions(self) -> Transactions | None:
+        return self.listing() if callable(self.listing) else self.listing
 
 
 def fields_from_request(req: Request, slot: int) -> dict:
@@ -84,7 +106,8 @@ def _checked(image: bytes | None, fields: dict, config: UnitConfig):
 
 
 def check(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorCode, int]:
-    """The completion's status and byte count alone, without the transactions."""
+    """The completion's status and the box's bytes (0 on error), without the transactions:
+    the bytes the unit moves, which the completion reports up to :data:`COUNT_LIMIT`."""
     try:
         tm, req = _checked(image, fields, config)
     except TmaError as error:
@@ -100,4 +123,5 @@ def complete(image: bytes | None, fields: dict, config: UnitConfig) -> Completio
         tm, req = _checked(image, fields, config)
     except TmaError as error:
         return Completion(request_id, error.code, 0, None, error)
-    return Completion(request_id, ErrorCode.OK, transaction_bytes(tm, req), transactions(tm, req, config))
+    return Completion(request_id, ErrorCode.OK, reported_bytes(transaction_bytes(tm, req)),
+                      partial(transactions, tm, req, config))

@@ -71,7 +71,8 @@ from ..model.types import AccessMode, Operation
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS
+from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
+                      COUNT_WIDTH)
 from .pipeline import Stage, bundle
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
@@ -85,8 +86,6 @@ __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "Mod
 #: FRONT_END_STAGES, which the stages below are numbered by.
 STAGES = FRONT_END_STAGES
 assert STAGES == 11, "the front end's stages are written out below: 1, 2 to 10 and the job register"
-#: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
-BOX_BYTES_WIDTH = 45
 #: Rules whose first broken one stage 9 finds; stage 10 picks among the groups.
 RULE_GROUP = 8
 
@@ -471,8 +470,10 @@ class FrontEnd(wiring.Component):
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
         incoming = Signal(job_layout(self.config))
+        # the completion's count saturates: only a prefetch's box can pass 4 GiB
+        reported = Mux(r.box_bytes[COUNT_WIDTH:].any(), (1 << COUNT_WIDTH) - 1, r.box_bytes[:COUNT_WIDTH])
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
-                     incoming.transaction_bytes.eq(Mux(ok, r.box_bytes, 0)),
+                     incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
         with m.If(~self.job.valid | self.job.ready):
             # the job register takes the skid's job if it holds one, else the stages'

@@ -136,6 +136,17 @@ SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
 PIXEL_DIMENSIONS = MAX_RANK - 1     # a pixel walk's dimensions: 1..4 (dimension 0 is the row)
 HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
+#: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
+BOX_BYTES_WIDTH = 45
+#: Bits of a completion's byte count (model/unit.py ``COUNT_LIMIT``: the count saturates).
+COUNT_WIDTH = next(f.width for f in tables.COMPLETION_FIELDS if f.name == "transaction_bytes")
+
+
+def beats_width(config: UnitConfig) -> int:
+    """Bits of a job's beat count: a box of any legal size (a prefetch may name 2^43
+    bytes) at ``config.lanes`` chunks a beat."""
+    chunks = ((1 << BOX_BYTES_WIDTH) - 1) >> 4
+    return (-(-chunks // config.lanes)).bit_length()
 
 
 #: Parts of a stepped im2col row address (``pixel_state_layout``): dimensions 1..4
@@ -224,8 +235,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
         "code": unsigned(8),
-        "transaction_bytes": unsigned(32),
-        "beats": unsigned(32),
+        "transaction_bytes": unsigned(COUNT_WIDTH),
+        "beats": unsigned(beats_width(config)),
         "one_beat": 1,              # beats == 1, decided by the front end
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),

@@ -26,7 +26,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .layouts import job_layout, beat_constants_layout, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS
+from .layouts import (job_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS,
+                      COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
@@ -38,7 +39,7 @@ JOB_LOAD_GROUPS = 4
 
 
 def completion_info_layout(config: UnitConfig) -> data.StructLayout:
-    return data.StructLayout({"request_id": config.id_width, "code": 8, "transaction_bytes": 32})
+    return data.StructLayout({"request_id": config.id_width, "code": 8, "transaction_bytes": COUNT_WIDTH})
 
 
 def walk_layout(config: UnitConfig) -> data.StructLayout:
@@ -54,7 +55,7 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "lane_alive": config.lanes,
         "lane_digits": data.ArrayLayout(data.ArrayLayout(RADIX_WIDTH, DIGITS), config.lanes),
         "lane_pixel": data.ArrayLayout(data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS), config.lanes),  # im2col
-        "beat_index": 32,           # beats of this job before this one
+        "beat_index": beats_width(config),      # beats of this job before this one
         "beat": beat_constants_layout(config),
         "has_completion": 1,
         "completion": completion_info_layout(config),
@@ -255,9 +256,9 @@ class Walker(wiring.Component):
         m.d.sync += [hold.eq(~self.walk.credit), free.eq(free_next)]
         takes = copies(m, self.walk.credit & free_next, 1 + JOB_LOAD_GROUPS, "take", init=1)
         m.d.comb += self.job.ready.eq(takes[0])
-        return _Control(busy=Signal(name="busy"), beat_index=Signal(32, name="beat_index"),
-                        remaining=Signal(32, name="remaining"), last=Signal(name="last"), two_left=two_left,
-                        free=free, issue=issue, takes=takes)
+        return _Control(busy=Signal(name="busy"), beat_index=Signal(beats_width(self.config), name="beat_index"),
+                        remaining=Signal(beats_width(self.config), name="remaining"), last=Signal(name="last"),
+                        two_left=two_left, free=free, issue=issue, takes=takes)
 
     def _pixels(self, m, current, odometers):
         """The pixel walk: lane 0's pixel in a register, the chain of the ``lanes`` pixels

@@ -30,7 +30,7 @@ from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
 from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
 from ..rtl.validate import unreachable
-from .cosim import (MAX_CASE_BYTES, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
+from .cosim import (MAX_CASE_BEATS, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
                     model_answers, ready_pattern, request_gaps, completion_pattern)
 from .generate import GENERATORS, RandomDraw
@@ -38,7 +38,7 @@ from .ledger import describe, note
 
 __all__ = ["flat_layout", "field_values", "expected_beats", "BatchChecker", "run_scenario", "Coverage",
            "Failure", "run_campaign", "scenario_to_json", "scenario_from_json", "write_reproducer",
-           "read_reproducer", "replay", "shrink", "reproducer", "make_unit", "MAX_CASE_BYTES", "BACKENDS", "StatusMirror",
+           "read_reproducer", "replay", "shrink", "reproducer", "make_unit", "MAX_CASE_BEATS", "BACKENDS", "StatusMirror",
            "ScenarioResult", "model_answers", "scenario_at", "run_chunk", "DEFAULT_WEIGHTS", "fresh_seed",
            "format_report", "report_to_json", "buckets_possible"]
 

@@ -31,7 +31,7 @@ from ..rtl.layouts import CompletionLayout, beat_layout, REQUEST_SLOTS_PER_LANE
 
 __all__ = ["Scenario", "LockstepChecker", "BatchChecker", "Mismatch",
            "ready_pattern", "completion_pattern", "request_gaps", "RunResult", "waveform_on_mismatch", "MISMATCH_VCD_ENV", "MISMATCH_WINDOW",
-           "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BYTES", "code_name"]
+           "flat_layout", "field_values", "expected_beats", "model_answers", "MAX_CASE_BEATS", "code_name"]
 
 
 @dataclass
@@ -295,17 +295,18 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int, granul
 
 # -- the checker ----------------------------------------------------------------------------
 
-#: The most bytes one request of a campaign may move: a prefetch has no shared-memory
-#: bound, and a legal 5-D box of 256^5 elements would take the model and the RTL hours.
-MAX_CASE_BYTES = 64 * 1024
+#: The most beats a request of a campaign's scenario may take: a box that fills the whole
+#: of Hopper's shared memory at lanes 1 (14,528 chunks), and prefetches of that many beats
+#: at any lane count. A legal prefetch may name 2^43 bytes; a run that long is left out.
+MAX_CASE_BEATS = 16384
 
 
 def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completion]:
     """The model's completion of each request of a scenario: a slot is the image the
     scenario wrote there if its SLOT_VALID bit is set, else none (SLOT_INVALID). The
     rules are checked first, and the transactions made only for a request that keeps
-    them. With ``drop_large``, a request that would move more than :data:`MAX_CASE_BYTES`
-    is taken out of the scenario first."""
+    them. With ``drop_large``, a request that would take more than :data:`MAX_CASE_BEATS`
+    beats is taken out of the scenario first."""
     config = scenario.config
     answers, kept = [], []
     for request in scenario.requests:
@@ -313,7 +314,7 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
         status, count = check(image, request, config)
         if status != ErrorCode.OK:
             answers.append(Completion(request["request_id"], status, 0, None))
-        elif drop_large and count > MAX_CASE_BYTES:
+        elif drop_large and -(-count // (16 * config.lanes)) > MAX_CASE_BEATS:
             continue
         else:
             answers.append(complete(image, request, config))

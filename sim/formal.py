@@ -661,9 +661,9 @@ class WalkerBeatCount(Elaboratable):
         with m.If(waiting):
             m.d.comb += [Assume(job.valid), Assume(job.payload.as_value() == before)]
         # the scoreboard: the beat counts of the jobs taken and not yet walked to the end
-        counts = [Signal(32, name=f"count{k}") for k in range(3)]
+        counts = [Signal.like(job.payload.beats, name=f"count{k}") for k in range(3)]
         held = Signal(range(4))
-        seen = Signal(32)
+        seen = Signal.like(job.payload.beats, name="seen")
         record, walked = block.walk.valid, block.walk.record
         done = record & walked.last
         taken = job.valid & job.ready

@@ -24,10 +24,10 @@ from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, flat_fields, payloa
 from ..model.request import IM2COL_OFFSET_RANGES, REDUCE_TYPES
 from ..model.tensormap import CORNER_RANGES, PACKED_SWIZZLES
 from ..model.unit import fields_from_request
-from .cosim import Scenario
+from .cosim import MAX_CASE_BEATS, Scenario
 
-__all__ = ["RandomDraw", "tiled_case", "im2col_case", "wide_case", "gather4_case", "CASE_KINDS", "legal_case",
-           "legal_scenario", "boundary_scenario", "illegal_scenario", "faults_scenario", "GENERATORS"]
+__all__ = ["RandomDraw", "tiled_case", "im2col_case", "wide_case", "gather4_case", "large_case", "CASE_KINDS",
+           "legal_case", "legal_scenario", "boundary_scenario", "illegal_scenario", "faults_scenario", "GENERATORS"]
 
 
 class RandomDraw:
@@ -73,8 +73,10 @@ def _operation_and_type(draw, operations, dtypes):
 
 
 def tiled_case(draw, operations=(Operation.LOAD, Operation.STORE, Operation.PREFETCH),
-                max_rows=64, dtypes=tuple(DataType)):
-    """A legal (TensorMap, Request) pair for a tiled copy, often partly out of bounds."""
+                max_rows=64, dtypes=tuple(DataType), large: int | None = None):
+    """A legal (TensorMap, Request) pair for a tiled copy, often partly out of bounds.
+    With ``large``, a box of up to about that many bytes (at least half of them where the
+    rank allows): dimensions 1..4 up to 256."""
     operation, store, dtype, op = _operation_and_type(draw, operations, dtypes)
     info = TYPE_INFO[dtype]
     rank = draw.integers(1, 5)
@@ -114,13 +116,21 @@ def tiled_case(draw, operations=(Operation.LOAD, Operation.STORE, Operation.PREF
     es = [draw.integers(1, 8) for _ in range(rank)]
     if info.packed and interleave != Interleave.NONE:
         es[0] = 1
-    box = [box0] + [draw.integers(1, 6) for _ in range(rank - 1)]
-    # keep boxes small so a property test stays fast
-    rows = 1
-    for d in range(1, rank):
-        rows *= -(-box[d] // es[d])
-    if rows > max_rows:
-        box = [box0] + [1] * (rank - 1)
+    if large is None:
+        box = [box0] + [draw.integers(1, 6) for _ in range(rank - 1)]
+        # keep boxes small so a property test stays fast
+        rows = 1
+        for d in range(1, rank):
+            rows *= -(-box[d] // es[d])
+        if rows > max_rows:
+            box = [box0] + [1] * (rank - 1)
+    else:
+        # a shared-memory row: whole 16-byte chunks, a swizzle's span at least
+        box, room = [box0], max(1, large // max(-(-row_bytes // 16) * 16, swizzle.span))
+        for d in range(1, rank):
+            most = min(256, room * es[d])
+            box.append(draw.integers(max(1, most // 2), most))
+            room = max(1, room // -(-box[d] // es[d]))
 
     dims = []
     for d in range(rank):
@@ -296,6 +306,19 @@ def gather4_case(draw):
 #: The request kinds a scenario draws from, by access mode family.
 CASE_KINDS = ("tiled", "gather4", "im2col", "wide")
 
+def large_case(draw, config: UnitConfig, beats: int):
+    """A legal tiled copy with a large box: a load or store of up to the unit's shared
+    memory, a prefetch of up to ``beats`` beats (a prefetch has no shared-memory bound;
+    the budget keeps its run short)."""
+    operation = draw.choice([Operation.LOAD, Operation.STORE, Operation.PREFETCH])
+    if config.smem_bytes < 8192:
+        operation = Operation.PREFETCH                      # no room for a large load
+    budget = beats * config.lanes * 16
+    if operation != Operation.PREFETCH:
+        budget = min(budget, config.smem_bytes - 4096)     # room for the request's smem_address
+    return tiled_case(draw, operations=(operation,), large=max(budget, 16))
+
+
 def legal_case(draw, kind: str, max_rows: int = 16):
     """A legal (TensorMap, Request) pair of one kind (:data:`CASE_KINDS`), every operation
     the kind allows; a load is a multicast now and then."""
@@ -335,16 +358,24 @@ def _finish(config, images: dict, requests: list, draw, **faults) -> Scenario:
 _FAMILY = {"tiled": "tiled", "gather4": "gather4", "im2col": "im2col", "wide": "im2col_w"}
 
 
+#: One tiled case in this many has a large box (:func:`large_case`).
+LARGE_ONE_IN = 32
+
+
 def _legal_pairs(draw, config, count, max_rows=16, kinds=CASE_KINDS):
     """``count`` legal (image, request fields) pairs. On a unit built without some modes
     or swizzles, three in four cases of those are drawn again, so most cases exercise
-    what is built and the rest its refusal (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT)."""
+    what is built and the rest its refusal (MODE_NOT_BUILT, SWIZZLE_NOT_BUILT). One
+    tiled case in :data:`LARGE_ONE_IN` has a large box."""
     pairs = []
     while len(pairs) < count:
         kind = draw.choice(kinds)
         if not config.builds(_FAMILY[kind]) and draw.integers(0, 3):
             continue
-        tm, req = legal_case(draw, kind, max_rows)
+        if kind == "tiled" and draw.integers(0, LARGE_ONE_IN - 1) == 0:
+            tm, req = large_case(draw, config, MAX_CASE_BEATS)
+        else:
+            tm, req = legal_case(draw, kind, max_rows)
         if tm.swizzle not in config.built_swizzles and draw.integers(0, 3):
             continue
         fields = fields_from_request(req, 0)

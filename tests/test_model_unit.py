@@ -55,6 +55,18 @@ def test_huge_box_is_refused_without_building_it():
     assert result == (ErrorCode.OK, 16 << 32) and peak < 1 << 20
 
 
+def test_huge_prefetch_completes_with_a_saturated_count():
+    """The completion of a legal 2^36-byte prefetch: OK with the 32-bit field's largest
+    count (docs/decisions.md), answered from the fields in under 1 MiB; its 2^32
+    transactions are listed only when asked for."""
+    image, config = encode_descriptor(HUGE), UnitConfig(address_width=48)
+    prefetch = fields_from_request(Request(Operation.PREFETCH, (0,) * 5), 0)
+    result, peak = peak_bytes(lambda: complete(image, prefetch, config))
+    assert (result.status, result.transaction_bytes) == (ErrorCode.OK, (1 << 32) - 1) and peak < 1 << 20
+    small = complete(encode_descriptor(TM), fields_from_request(Request(Operation.PREFETCH, (0, 0)), 0), CONFIG)
+    assert small.transaction_bytes == 64 * 16 * 2 and len(small.transactions) == 64 * 16 * 2 // 16
+
+
 def test_request_image_round_trip():
     request = Request(Operation.REDUCE, (-5, 7), smem_address=0x1230, reduce_op=4, request_id=0xBEEF)
     fields = decode_request(encode_request(request, 3))

@@ -4,12 +4,15 @@ COMPLETED and the error status counting completions taken, STATUS.BUSY over a re
 whole life, a slot's valid bit needing a write to the slot, and reset in the middle of
 a copy."""
 
+import math
+
+import pytest
 from amaranth.hdl import ClockDomain, Elaboratable, Module, Signal
 
 from tma_unit.model import DataType, MapKind, Operation, Request, Swizzle, TensorMap, encode_descriptor, ErrorCode
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.layout import REQUEST_FIELDS, pack_payload
-from tma_unit.model.unit import fields_from_request, check
+from tma_unit.model.unit import COUNT_LIMIT, fields_from_request, check, reported_bytes
 from tma_unit.rtl.layouts import RequestLayout
 from tma_unit.rtl.regfile import REGISTERS, descriptor_writes
 from tma_unit.rtl.unit import TmaUnit
@@ -315,3 +318,58 @@ def test_reset_in_the_middle_of_a_copy_aborts_it():
         assert checker.finish(cycle).beats == 256
 
     simulate(harness, bench)
+
+
+class _FrontEndOnly(Elaboratable):
+    """The descriptor file and the front end, joined as in the unit, with the job stream
+    left at the front end's port (a test reads the job a request becomes)."""
+
+    def __init__(self, config):
+        from tma_unit.rtl.frontend import FrontEnd
+        from tma_unit.rtl.regfile import DescriptorFile
+        self.regfile, self.frontend = DescriptorFile(config), FrontEnd(config)
+
+    def elaborate(self, platform):
+        from amaranth.lib import wiring
+        m = Module()
+        m.submodules.regfile, m.submodules.frontend = self.regfile, self.frontend
+        wiring.connect(m, self.frontend.snapshot, self.regfile.snapshot)
+        return m
+
+
+@pytest.mark.parametrize("box", [(256, 256, 256, 32), (16, 256, 256, 256, 256)],
+                         ids=["u64-2^32-bytes", "u8-2^36-bytes"])
+def test_prefetch_past_four_gibibytes(box):
+    """A legal tiled prefetch of 2^32 bytes or more: the job's count of beats is exact
+    (the walker stops at the box's end), and the completion's 32-bit count saturates at
+    the model's COUNT_LIMIT (docs/decisions.md). Expected values from the model's check
+    and the box's size; the 2^36-byte box is 2^32 beats at lanes 1."""
+    dtype = DataType.UINT64 if len(box) == 4 else DataType.UINT8
+    element = 8 if dtype == DataType.UINT64 else 1
+    dims = box
+    strides, extent = [], dims[0] * element
+    for d in dims[1:]:
+        strides.append(extent)
+        extent *= d
+    tm = TensorMap(MapKind.TILED, dtype, 0x1000, dims, tuple(strides), dims, (1,) * len(dims))
+    config = UnitConfig(lanes=1, slots=2, address_width=48)
+    fields = fields_from_request(Request(Operation.PREFETCH, (0,) * len(dims), request_id=7), 1)
+    status, box_bytes = check(encode_descriptor(tm), fields, config)
+    assert status == ErrorCode.OK and box_bytes == math.prod(dims) * element >= 1 << 32
+    dut = _FrontEndOnly(config)
+    job = dut.frontend.job
+
+    async def bench(ctx):
+        await write_descriptor(ctx, dut.regfile.bus, 1, encode_descriptor(tm))
+        await set_slot_valid(ctx, dut.regfile.bus, 0b10)
+        await stream_put(ctx, dut.frontend.requests, RequestLayout.from_bits(pack_payload(REQUEST_FIELDS, fields)))
+        for _ in range(40):
+            if ctx.get(job.valid):
+                break
+            await ctx.tick()
+        assert ctx.get(job.valid)
+        assert ctx.get(job.payload.code) == ErrorCode.OK
+        assert ctx.get(job.payload.transaction_bytes) == reported_bytes(box_bytes) == COUNT_LIMIT
+        assert ctx.get(job.payload.beats) == box_bytes // 16
+
+    simulate(dut, bench)
