@@ -9,10 +9,14 @@ Every build goes to a cache folder of its own (made and removed by the bench), s
 figures are a fresh clone's, whatever ``~/.cache/tma-unit`` holds.
 
 Run: python bench/build_speed.py [--lanes 1,8] [--backends cxxrtl,verilator]
-         [--flags=-O0,-O1] [--scenarios 100]
+         [--flags=-O0,-O1] [--scenarios 100] [--config '{"addressing": "step"}']
+
+``--config`` names ``UnitConfig`` fields beside the lanes, as JSON (the suite's option
+unit: tests/units.py ``OPTIONS``).
 """
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -23,13 +27,13 @@ import time
 #: What one measurement runs, in a process of its own (each its own imports, as a test
 #: worker or a campaign's pool has): elaborate, build, and a campaign on the unit.
 CHILD = """
-import sys, time
+import json, sys, time
 from amaranth.back import rtlil
 from tma_unit.model.config import UnitConfig
 from tma_unit.rtl.unit import TmaUnit
 from tma_unit.sim.campaign import make_unit, run_campaign
 backend, lanes, flags, scenarios = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-config = UnitConfig(lanes=lanes)
+config = UnitConfig(lanes=lanes, **json.loads(sys.argv[5]))
 start = time.perf_counter(); rtlil.convert(TmaUnit(config), name="top"); elaborate = time.perf_counter() - start
 start = time.perf_counter(); make_unit(config, backend, flags); build = time.perf_counter() - start
 start = time.perf_counter()
@@ -39,10 +43,11 @@ print(elaborate, build, run)
 """
 
 FOUND = """
-import sys, time
+import json, sys, time
 from tma_unit.model.config import UnitConfig
 from tma_unit.sim.campaign import make_unit
-start = time.perf_counter(); make_unit(UnitConfig(lanes=int(sys.argv[2])), sys.argv[1], sys.argv[3])
+config = UnitConfig(lanes=int(sys.argv[2]), **json.loads(sys.argv[4]))
+start = time.perf_counter(); make_unit(config, sys.argv[1], sys.argv[3])
 print(time.perf_counter() - start)
 """
 
@@ -53,6 +58,7 @@ def main():
     parser.add_argument("--backends", default="cxxrtl,verilator")
     parser.add_argument("--flags", default="-O0,-O1")
     parser.add_argument("--scenarios", type=int, default=100)
+    parser.add_argument("--config", default="{}", help="UnitConfig fields beside the lanes, as JSON")
     args = parser.parse_args()
     print("| backend | lanes | flags | elaborate, s | build (elaboration included), s | found again, s "
           "| ms a scenario |")
@@ -64,10 +70,10 @@ def main():
                 env = {**os.environ, "TMA_UNIT_CACHE": cache}
                 env.pop("TMA_UNIT_LEDGER", None)
                 try:
-                    made = subprocess.run([sys.executable, "-c", CHILD, backend, lanes, flags, str(args.scenarios)],
+                    made = subprocess.run([sys.executable, "-c", CHILD, backend, lanes, flags, str(args.scenarios), args.config],
                                           env=env, capture_output=True, text=True, check=True)
                     elaborate, build, run = map(float, made.stdout.split()[-3:])
-                    found = subprocess.run([sys.executable, "-c", FOUND, backend, lanes, flags], env=env,
+                    found = subprocess.run([sys.executable, "-c", FOUND, backend, lanes, flags, args.config], env=env,
                                            capture_output=True, text=True, check=True)
                     again = float(found.stdout.split()[-1])
                 finally:
