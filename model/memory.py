@@ -221,6 +221,10 @@ class Memory:
                 raise TmaError(ErrorCode.ENUM_RANGE, "memory.bytes_per_cycle", rate,
                                "is not a whole number, which only a request path with carry moves "
                                "(without it each beat takes whole cycles)")
+            elif self.rate.denominator > MAX_RATE_DENOMINATOR:
+                raise TmaError(ErrorCode.ENUM_RANGE, "memory.bytes_per_cycle", rate,
+                               f"has a denominator past {MAX_RATE_DENOMINATOR} (six decimals at most): the "
+                               "compiled run loop counts the request path in 64-bit parts of a cycle")
         whole = ("bytes_per_cycle",) if not isinstance(self.bytes_per_cycle, (float, Fraction)) else ()
         for name, low in (("latency", 1), ("in_flight", 1), ("latency_spread", 0), ("seed", 0),
                           ("granule", SECTOR_BYTES)) + tuple((name, 1) for name in whole):
@@ -244,6 +248,10 @@ class Memory:
         return Fraction(rate) if isinstance(rate, (int, Fraction)) else Fraction(repr(rate))
 
 
+#: The finest rate a request path with carry takes: ``bytes_per_cycle``'s denominator at
+#: most a million, so that the compiled run loop's count of the path, in 64-bit units of
+#: 1/numerator cycle, holds a run of 2^31 cycles.
+MAX_RATE_DENOMINATOR = 10 ** 6
 #: The largest granule taken: 1 KiB, 32 sectors, so a request's sector mask fits 32 bits
 #: (the merge's masks are 64-bit integers, and a 2 KiB granule would set their sign bit).
 MAX_GRANULE = 1024
@@ -352,21 +360,13 @@ class MemoryGate:
 
     def arrays(self) -> dict:
         """The gate as arrays, for the compiled run loop: per beat its requests, the cycles
-        its sectors hold the request path, its read-port cycles (-1: none); per request
-        its latency; the credits. The run loop holds the path whole cycles per beat, so a
-        memory with ``carry`` is refused (ENUM_RANGE) unless no beat's last cycle is part
-        used while it holds the path past one (then the two rules agree)."""
-        if self.memory.carry:
-            for beat, units in enumerate(self.path_units):
-                if units % self.units_per_cycle and units > self.units_per_cycle:
-                    raise TmaError(ErrorCode.ENUM_RANGE, "memory.carry", True,
-                                   f"is not built into the compiled run loop's gate (sim/run_loop.cc), which holds "
-                                   f"the request path whole cycles a beat: beat {beat}'s "
-                                   f"{units // self.memory.rate.denominator} sector bytes take "
-                                   f"{Fraction(units, self.units_per_cycle)} cycles at "
-                                   f"{self.memory.bytes_per_cycle} bytes a cycle")
+        its sectors hold the request path (``hold``; with ``carry``, ``path``: units of
+        1/``units_per_cycle`` cycle, and ``units_per_cycle`` 0 without), its read-port
+        cycles (-1: none); per request its latency; the credits."""
+        carry = self.memory.carry
         return {"requests": self.requests, "hold": self.hold, "reads": self.reads, "latencies": self.latencies,
-                "in_flight": self.memory.in_flight}
+                "path": np.asarray(self.path_units if carry else [], dtype=np.int64),
+                "units_per_cycle": self.units_per_cycle if carry else 0, "in_flight": self.memory.in_flight}
 
 
 def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0) -> MemoryRun:

@@ -336,7 +336,8 @@ class NativeUnit:
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.c_longlong,
             ctypes.POINTER(ctypes.c_longlong),
             pointer(np.uint32, flags="C"), pointer(np.int64, flags="C"), ctypes.POINTER(ctypes.c_longlong),
-            ctypes.c_longlong, ctypes.c_longlong] + [pointer(np.int32, flags="C")] * 4
+            ctypes.c_longlong, ctypes.c_longlong] + [pointer(np.int32, flags="C")] * 4 + [
+            pointer(np.int64, flags="C"), ctypes.c_longlong]
         self.lib.tma_run.restype = ctypes.c_longlong
         self.records = hasattr(self.lib, "tma_wave_open")       # a recorder built in: waveform()
         if self.records:
@@ -445,9 +446,10 @@ class NativeUnit:
         bus_done = ctypes.c_int64()
         accept_cycles = np.full(max(count, 1), -1, dtype=np.int64)
         gated = gate.arrays() if gate is not None else {"requests": [], "hold": [], "reads": [], "latencies": [],
-                                                         "in_flight": 0}
+                                                         "path": [], "units_per_cycle": 0, "in_flight": 0}
         memory = [np.ascontiguousarray(np.r_[gated[name], 0], dtype=np.int32)
                   for name in ("requests", "hold", "reads", "latencies")]    # a 0 after each: no empty array
+        memory += [np.ascontiguousarray(np.r_[gated["path"], 0], dtype=np.int64), gated["units_per_cycle"]]
         cycles = self.lib.tma_run(self.handle, max_cycles, count, request_words,
                                   np.ascontiguousarray(gaps, dtype=np.int32),
                                   np.ascontiguousarray(ready, dtype=np.uint8), len(ready),

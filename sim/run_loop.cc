@@ -12,11 +12,15 @@
 // credit back the cycle after it returns), the request path has moved the previous
 // beat's sectors, and, for a beat that reads shared memory as it leaves, the read port
 // is free. Each only loosens with time, so the first such cycle is found once per beat.
+// The request path holds a beat hold[n] whole cycles, or with carry (units_per_cycle > 0)
+// path[n] units of 1/units_per_cycle cycle from where the previous beat's left it.
 struct MemoryGate {
     long long in_flight, beats;
     const int32_t *requests, *hold, *reads, *latencies;
+    const int64_t *path;
+    long long units_per_cycle;
     std::priority_queue<long long, std::vector<long long>, std::greater<long long>> outstanding;
-    long long earliest = 0, read_port = 0, next_request = 0, beat = -1, threshold = 0;
+    long long earliest = 0, read_port = 0, next_request = 0, beat = -1, threshold = 0, path_free = 0;
 
     long long opens(long long n) {
         if (n != beat) {
@@ -34,7 +38,12 @@ struct MemoryGate {
 
     void take(long long n, long long cycle) {
         for (int k = 0; k < requests[n]; k++) outstanding.push(cycle + latencies[next_request++]);
-        earliest = cycle + hold[n];
+        if (units_per_cycle > 0) {
+            path_free = std::max(cycle * units_per_cycle, path_free) + path[n];
+            earliest = std::max(cycle + 1, path_free / units_per_cycle);
+        } else {
+            earliest = cycle + hold[n];
+        }
         if (reads[n] >= 0) read_port = cycle + reads[n];
         beat = -1;
     }
@@ -123,8 +132,9 @@ long long tma_bus_many(void *p, long long n, const uint32_t *word_addresses, con
 // bus_cycle >= 0, a Wishbone write of bus_data to bus_word_address starts in that cycle,
 // beside the requests; *bus_done is the cycle it was acked (-1: not within the run). The
 // cycle each request was accepted goes to accept_cycles. With memory_beats > 0 a memory
-// gate (MemoryGate, from the arrays, in_flight credits) holds the beat stream back as
-// well: beat n is taken only from the cycle the gate opens for it.
+// gate (MemoryGate, from the arrays, in_flight credits; units_per_cycle > 0: the request
+// path with carry) holds the beat stream back as well: beat n is taken only from the cycle
+// the gate opens for it.
 long long tma_run(void *p, long long max_cycles,
                   long long n_requests, const uint32_t *requests, const int32_t *gaps,
                   const uint8_t *ready, long long ready_length,
@@ -134,9 +144,11 @@ long long tma_run(void *p, long long max_cycles,
                   uint32_t *beats, int64_t *beat_cycles, long long max_beats, long long *n_beats,
                   uint32_t *completions, int64_t *completion_cycles, long long *n_completions,
                   long long in_flight, long long memory_beats, const int32_t *beat_requests, const int32_t *beat_hold,
-                  const int32_t *beat_reads, const int32_t *latencies) {
+                  const int32_t *beat_reads, const int32_t *latencies, const int64_t *beat_path,
+                  long long units_per_cycle) {
     Harness *h = static_cast<Harness *>(p);
-    MemoryGate gate{in_flight, memory_beats, beat_requests, beat_hold, beat_reads, latencies};
+    MemoryGate gate{in_flight, memory_beats, beat_requests, beat_hold, beat_reads, latencies, beat_path,
+                    units_per_cycle};
     long long next = 0, wait = n_requests ? gaps[0] : 0, cycles = 0, tail = 0, finished = -1;
     long long owed = n_requests;            // the completions the run waits for
     *n_beats = 0;

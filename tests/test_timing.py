@@ -230,7 +230,8 @@ def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
 #: latencies, so a run is thousands of cycles, not millions, and at least 16 credits, a
 #: lanes-8 beat's most requests (the memory refuses fewer by name).
 MEMORIES = [Memory(latency=60, in_flight=16), Memory(latency=90, in_flight=24, latency_spread=30, seed=5),
-            Memory(latency=25, in_flight=64, bytes_per_cycle=16)]
+            Memory(latency=25, in_flight=64, bytes_per_cycle=16),
+            Memory(latency=25, in_flight=64, bytes_per_cycle=12.5, carry=True)]
 
 
 def assert_same_memory_timing(scenario, memory):
@@ -252,7 +253,7 @@ def assert_same_memory_timing(scenario, memory):
 
 @pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
 @pytest.mark.parametrize("memory", [pytest.param(memory, id=name, marks=() if name == "credits" else pytest.mark.slow)
-                                    for memory, name in zip(MEMORIES, ["credits", "spread", "path"])])
+                                    for memory, name in zip(MEMORIES, ["credits", "spread", "path", "carry"])])
 def test_demo_suite_behind_a_memory(config, memory):     # the fast subset: the credits' memory at lanes 1
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
     scenario.seed, scenario.max_gap = 13, 5

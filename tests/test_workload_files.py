@@ -108,16 +108,20 @@ def test_a_fractional_request_path_moves_its_bytes_at_its_rate():
             == list(range(0, 18, 2)))
 
 
-def test_the_compiled_gate_is_refused_a_carry_it_does_not_build():
-    def gate(rate, sector_bytes):
+def test_the_compiled_gate_gets_the_path_in_parts_of_a_cycle():
+    """With carry the run loop's gate counts the request path in units of 1/p cycle for a
+    rate of p/q bytes a cycle (S sector bytes: S * q units); without, in whole cycles.
+    The RTL behind such a gate is checked against the timing model in
+    tests/test_timing.py (the ``carry`` memory)."""
+    def gate(rate, sector_bytes, carry=True):
         return MemoryGate([1, 1], [sector_bytes] * 2, [1, 1], [int(Operation.LOAD)] * 2,
-                          Memory(bytes_per_cycle=rate, carry=True))
-    assert gate(64, 128).arrays()["hold"].tolist() == [2, 2]      # 2 cycles a beat exactly: the run loop's rule
-    assert gate(36, 32).arrays()["hold"].tolist() == [1, 1]       # under a cycle a beat: the same
-    with pytest.raises(TmaError, match=r"memory.carry = True is not built into the compiled run loop's gate "
-                                       r"\(sim/run_loop.cc\), which holds the request path whole cycles a beat: "
-                                       r"beat 0's 128 sector bytes take 32/9 cycles at 36 bytes a cycle"):
-        gate(36, 128).arrays()
+                          Memory(bytes_per_cycle=rate, carry=carry)).arrays()
+    carried = gate(36.5, 128)
+    assert (carried["path"].tolist(), carried["units_per_cycle"]) == ([256, 256], 73)   # 36.5 = 73/2
+    assert (gate(36, 128, carry=False)["path"].tolist(), gate(36, 128, carry=False)["units_per_cycle"]) == ([], 0)
+    assert gate(36, 128, carry=False)["hold"].tolist() == [4, 4]
+    with pytest.raises(TmaError, match=r"memory.bytes_per_cycle = 36.1234567 has a denominator past 1000000"):
+        Memory(bytes_per_cycle=36.1234567, carry=True)
 
 
 def test_a_fraction_of_a_rate_needs_carry_and_a_whole_float_is_an_integer():
