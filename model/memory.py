@@ -42,7 +42,16 @@ cycle when the beat stream is always ready) and after the previous beat's, in wh
 
 All of a beat's requests issue in the cycle it leaves, and each returns ``latency``
 cycles later (drawn per request from ``latency +- latency_spread`` when that is not 0, from
-``seed``). A load's beat is written to shared memory once its last request has returned
+``seed``).
+
+The GPU around the SM (``sms``, ``l2_bytes_per_cycle``, ``hbm_bytes_per_cycle``,
+``hit_rate``, ``miss_latency``): ``sms`` SMs stream at once and share the L2's and the
+HBM's bandwidth fairly, each SM getting ``1/sms`` of each. A beat's requests hit in L2
+together (they are one or two adjacent granules) with probability ``hit_rate`` (drawn per
+beat from ``seed``): a hit's sectors move at ``min(bytes_per_cycle, l2 / sms)`` and return
+after ``latency``, a miss's at ``min(bytes_per_cycle, l2 / sms, hbm / sms)`` (it passes
+through the L2 too) and return after ``miss_latency`` (with the same spread). The
+request path then always carries (``carry``), since a share is rarely whole bytes. A load's beat is written to shared memory once its last request has returned
 (at once, in the cycle after it leaves, if it made none), beats in the order their data
 is complete, each holding the port for its wavefronts. That a stalled beat stream resumes with
 one beat a cycle (no bubble after a stall) is the unit's timing model's behaviour, checked
@@ -197,7 +206,10 @@ class Memory:
     sector bytes the request path moves a cycle (an integer, or with ``carry`` any number
     from 1 up: 36.5); ``carry``: a beat's part-used last cycle of the request path goes to
     the next beat rather than being rounded up (the module's rules); ``granule``: a
-    request's bytes at most."""
+    request's bytes at most. The GPU around the SM (the module's rules): ``sms`` streaming
+    at once; ``l2_bytes_per_cycle`` and ``hbm_bytes_per_cycle``, the whole GPU's (None: no
+    limit past the request path); ``hit_rate``, the beats that hit in L2; ``miss_latency``,
+    a miss's latency (None: ``latency``)."""
     latency: int = 600
     in_flight: int = 256
     bytes_per_cycle: int | float | Fraction = SMEM_BYTES_PER_CYCLE
@@ -205,6 +217,11 @@ class Memory:
     seed: int = 0
     granule: int = LINE_BYTES
     carry: bool = False
+    sms: int = 1
+    l2_bytes_per_cycle: int | float | None = None
+    hbm_bytes_per_cycle: int | float | None = None
+    hit_rate: float = 1.0
+    miss_latency: int | None = None
 
     def __post_init__(self):
         if not isinstance(self.carry, bool):
@@ -233,6 +250,7 @@ class Memory:
                 raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
             if value < low:
                 raise TmaError(ErrorCode.ENUM_RANGE, f"memory.{name}", value, f"is below {low}")
+        self._check_gpu()
         if self.latency + self.latency_spread > MAX_LATENCY:
             raise TmaError(ErrorCode.ENUM_RANGE, "memory.latency", self.latency,
                            f"with its spread of {self.latency_spread} is past {MAX_LATENCY} cycles")
@@ -241,11 +259,58 @@ class Memory:
                            f"is not below the latency, {self.latency}")
         _check_granule(self.granule)
 
+    def _check_gpu(self):
+        if not isinstance(self.sms, int) or isinstance(self.sms, bool) or self.sms < 1:
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.sms", repr(self.sms), "is not a whole number from 1")
+        for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, Fraction))
+                                      or not math.isfinite(value) or value < 1):
+                raise TmaError(ErrorCode.ENUM_RANGE, f"memory.{name}", repr(value), "is not a number from 1")
+            if value is not None and _exact(value).denominator > MAX_RATE_DENOMINATOR:
+                raise TmaError(ErrorCode.ENUM_RANGE, f"memory.{name}", value, "has more than six decimals")
+        if isinstance(self.hit_rate, bool) or not isinstance(self.hit_rate, (int, float)) \
+                or not 0 <= self.hit_rate <= 1:
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.hit_rate", repr(self.hit_rate), "is not from 0 to 1")
+        miss = self.miss_latency
+        if miss is not None and (not isinstance(miss, int) or isinstance(miss, bool)
+                                 or not self.latency_spread < miss <= MAX_LATENCY - self.latency_spread):
+            raise TmaError(ErrorCode.ENUM_RANGE, "memory.miss_latency", repr(miss),
+                           f"is not a whole number of cycles above the spread, {self.latency_spread}, with "
+                           f"the spread up to {MAX_LATENCY}")
+
+    @property
+    def shared(self) -> bool:
+        """The GPU around the SM limits the request path (the module's rules)."""
+        return (self.sms > 1 or self.l2_bytes_per_cycle is not None or self.hbm_bytes_per_cycle is not None
+                or self.hit_rate < 1)
+
+    @property
+    def carries(self) -> bool:
+        """The request path carries a part-used cycle to the next beat: ``carry``, or a
+        path shared with the GPU."""
+        return self.carry or self.shared
+
     @property
     def rate(self) -> Fraction:
         """``bytes_per_cycle`` exactly (a float as its decimal text reads: 36.6 is 183/5)."""
-        rate = self.bytes_per_cycle
-        return Fraction(rate) if isinstance(rate, (int, Fraction)) else Fraction(repr(rate))
+        return _exact(self.bytes_per_cycle)
+
+    def rates(self) -> tuple[Fraction, Fraction]:
+        """The request path's bytes a cycle for a beat that hits in L2 and for one that
+        misses: the SM's own path, or its fair share of the L2 and the HBM if less."""
+        hit = self.rate
+        if self.l2_bytes_per_cycle is not None:
+            hit = min(hit, _exact(self.l2_bytes_per_cycle) / self.sms)
+        miss = hit
+        if self.hbm_bytes_per_cycle is not None:
+            miss = min(miss, _exact(self.hbm_bytes_per_cycle) / self.sms)
+        return hit, miss
+
+
+def _exact(rate) -> Fraction:
+    """A rate exactly (a float as its decimal text reads: 36.6 is 183/5)."""
+    return Fraction(rate) if isinstance(rate, (int, Fraction)) else Fraction(repr(rate))
 
 
 #: The finest rate a request path with carry takes: ``bytes_per_cycle``'s denominator at
@@ -299,11 +364,19 @@ class MemoryGate:
         self.memory = memory
         self.requests = np.asarray(requests_per_beat, dtype=np.int64)
         sector_bytes = np.asarray(sector_bytes, dtype=np.int64)
-        # the request path in units of 1/p cycle, the rate being p/q bytes a cycle: a beat's
-        # S sector bytes take S * q units, an integer
-        self.units_per_cycle, per_byte = memory.rate.numerator, memory.rate.denominator
-        self.path_units = [int(s) * per_byte for s in sector_bytes]
-        self.hold = np.maximum(1, -(-sector_bytes * per_byte // self.units_per_cycle))
+        # which beats hit in L2 (all, unless the GPU around the SM says otherwise)
+        self.hits = np.ones(len(sector_bytes), dtype=bool)
+        if memory.hit_rate < 1:
+            draw = np.random.default_rng([memory.seed, 1]).random(len(sector_bytes))
+            self.hits = draw < memory.hit_rate
+        # the request path in units of 1/U cycle: at p/q bytes a cycle, S sector bytes take
+        # S * q * U / p units, an integer when U is a multiple of p (U: the rates' numerators'
+        # least common multiple)
+        hit_rate, miss_rate = memory.rates()
+        self.units_per_cycle = math.lcm(hit_rate.numerator, miss_rate.numerator)
+        per_byte = [r.denominator * self.units_per_cycle // r.numerator for r in (miss_rate, hit_rate)]
+        self.path_units = [int(s) * per_byte[int(h)] for s, h in zip(sector_bytes, self.hits)]
+        self.hold = np.maximum(1, -(-np.asarray(self.path_units, dtype=np.int64) // self.units_per_cycle))
         reads = np.array([Operation(int(op)).writes_global for op in operations], dtype=bool)
         self.reads = np.where(reads, np.asarray(wavefronts, dtype=np.int64), -1)    # -1: no read as it leaves
         total = int(self.requests.sum())
@@ -313,6 +386,9 @@ class MemoryGate:
                                           memory.latency + memory.latency_spread + 1, size=total)
         else:
             self.latencies = np.full(total, memory.latency, dtype=np.int64)
+        if memory.miss_latency is not None and not self.hits.all():
+            missed = np.repeat(~self.hits, self.requests)
+            self.latencies = np.where(missed, self.latencies + (memory.miss_latency - memory.latency), self.latencies)
         if len(self.requests) and int(self.requests.max()) > memory.in_flight:
             raise TmaError(ErrorCode.ENUM_RANGE, "memory.in_flight", memory.in_flight,
                            f"is below the {int(self.requests.max())} requests of one beat "
@@ -348,7 +424,7 @@ class MemoryGate:
         for latency in self.latencies[first:first + count]:
             heapq.heappush(self.outstanding, cycle + int(latency))
         self.next_request += count
-        if self.memory.carry:
+        if self.memory.carries:
             start = max(cycle * self.units_per_cycle, self.path_free)
             self.path_free = start + self.path_units[beat]
             self.earliest = max(cycle + 1, self.path_free // self.units_per_cycle)
@@ -363,7 +439,7 @@ class MemoryGate:
         its sectors hold the request path (``hold``; with ``carry``, ``path``: units of
         1/``units_per_cycle`` cycle, and ``units_per_cycle`` 0 without), its read-port
         cycles (-1: none); per request its latency; the credits."""
-        carry = self.memory.carry
+        carry = self.memory.carries
         return {"requests": self.requests, "hold": self.hold, "reads": self.reads, "latencies": self.latencies,
                 "path": np.asarray(self.path_units if carry else [], dtype=np.int64),
                 "units_per_cycle": self.units_per_cycle if carry else 0, "in_flight": self.memory.in_flight}

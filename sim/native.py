@@ -464,9 +464,11 @@ class NativeUnit:
 
 
 
-def run_native(scenario: Scenario, unit: NativeUnit, gate=None) -> RunResult:
+def run_native(scenario: Scenario, unit: NativeUnit, gate=None, gaps=None) -> RunResult:
     """Run ``scenario`` on a compiled unit under the lockstep checker; with ``gate``, a
-    memory holding the beat stream back as well (:meth:`NativeUnit.run`)."""
+    memory holding the beat stream back as well (:meth:`NativeUnit.run`); ``gaps``, the
+    idle cycles before each request (default: the scenario's, :func:`.cosim.request_gaps`;
+    an issuer's: :meth:`.model.issuer.Issuer.gaps`)."""
     checker = LockstepChecker(scenario)
     for slot, image in scenario.images.items():
         if image is not None:
@@ -474,7 +476,8 @@ def run_native(scenario: Scenario, unit: NativeUnit, gate=None) -> RunResult:
     unit.set_slot_valid(scenario.valid_slots)
     expected_beats = checker.batch.beat_count
     beats, beat_cycles, completions, completion_cycles, cycles = unit.run(
-        scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap),
+        scenario.requests, request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap) if gaps is None
+        else gaps,
         ready_pattern(scenario.seed, scenario.ready_probability), expected_beats + 1,
         completion_ready=completion_pattern(scenario), gate=gate)
     # replay in cycle order: beats and completions interleaved as the RTL produced them

@@ -379,7 +379,23 @@ def _int_list(text: str, field_name: str) -> list[int]:
 
 
 #: ``explore``'s options that only ``--memory`` reads.
-MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed", "bytes_per_cycle", "carry", "bisect")
+MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed", "bytes_per_cycle", "carry", "bisect",
+                  "sms", "l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate", "miss_latency",
+                  "issue_cycles", "descriptor_cache", "fetch_latency")
+
+#: ``explore --memory``'s flags for the GPU around the SM and the issuer (docs/memory.md).
+GPU_FLAGS = (
+    ("--sms", "SMs streaming at once, sharing the L2's and the HBM's bandwidth fairly (default 1)"),
+    ("--l2-bytes-per-cycle", "the whole GPU's L2 bandwidth, bytes a cycle (default: no limit past the request path)"),
+    ("--hbm-bytes-per-cycle", "the whole GPU's HBM bandwidth, bytes a cycle, for beats that miss in L2"),
+    ("--hit-rate", "the fraction of beats that hit in L2 (default 1)"),
+    ("--miss-latency", "a miss's latency in cycles (default: --latency)"),
+    ("--issue-cycles", "cycles from a request's acceptance to the next one's offer, the issuing thread's turn "
+                       "(default 0)"),
+    ("--descriptor-cache", "tensor maps the SM holds; a request whose map is not held waits --fetch-latency "
+                           "(default: every map held)"),
+    ("--fetch-latency", "cycles to fetch a tensor map (default 420, measured on an H200)"),
+)
 
 #: A number as ``--bytes-per-cycle`` and ``--bisect`` take it: decimal, a point allowed.
 _FLAG_NUMBER = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
@@ -483,6 +499,18 @@ def _explore_memory(args) -> int:
             "seed": _flag_int(args.seed or "0", "seed"),
             "bytes_per_cycle": _flag_number(args.bytes_per_cycle or "128", "bytes_per_cycle"),
             "carry": bool(args.carry)}
+    # the GPU around the SM (docs/memory.md, "The GPU around the SM")
+    if args.sms:
+        path["sms"] = _flag_int(args.sms, "sms")
+    for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate"):
+        if getattr(args, name) is not None:
+            path[name] = _flag_number(getattr(args, name), name)
+    if args.miss_latency:
+        path["miss_latency"] = _flag_int(args.miss_latency, "miss_latency")
+    from .model.issuer import Issuer
+    issuing = {name: _flag_int(getattr(args, name), name)
+               for name in ("issue_cycles", "descriptor_cache", "fetch_latency") if getattr(args, name) is not None}
+    issuer = Issuer(**issuing) if issuing else None
     for latency in latencies:           # a bad value fails here, named, before any work
         for credits in in_flight:
             Memory(latency=latency, in_flight=credits, **path)
@@ -492,7 +520,7 @@ def _explore_memory(args) -> int:
     for n in lanes:
         UnitConfig(lanes=n)
     workloads = _explore_workloads(args)
-    rows = sweep(workloads, lanes, latencies, in_flight, **path)
+    rows = sweep(workloads, lanes, latencies, in_flight, issuer=issuer, **path)
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     write_csv(rows, out / "explore-memory.csv")
@@ -510,7 +538,7 @@ def _explore_memory(args) -> int:
             for n in lanes:
                 top = peak(n, Memory(**path))
                 for latency in latencies:
-                    needed = in_flight_for(work, n, latency, fraction, **path)
+                    needed = in_flight_for(work, n, latency, fraction, issuer=issuer, **path)
                     name = getattr(work, "name", work)
                     bisection.append({"workload": name, "lanes": n, "latency": latency, "fraction": fraction,
                                       "peak_bytes_per_cycle": top, "in_flight": needed})
@@ -518,7 +546,8 @@ def _explore_memory(args) -> int:
                           f"{fraction:.0%} of the peak, {top:g} B/cycle")
     write_json(rows, out / "explore-memory.json",
                {"workloads": [getattr(w, "name", w) for w in workloads], "workloads_file": args.workloads_file,
-                "lanes": lanes, "latency": latencies, "in_flight": in_flight, **path}, bisection=bisection)
+                "lanes": lanes, "latency": latencies, "in_flight": in_flight, **path, **issuing},
+               bisection=bisection)
     print(f"wrote {out / 'explore-memory.csv'}, {out / 'explore-memory.json'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
@@ -850,6 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "(default 128; a fraction such as 36.5 needs --carry)")
     explore.add_argument("--carry", action="store_true", default=None,
                          help="with --memory: the request path carries a beat's part-used last cycle to the next")
+    for flag, text in GPU_FLAGS:
+        explore.add_argument(flag, help=f"with --memory: {text}")
     explore.add_argument("--bisect", metavar="FRACTION",
                          help="with --memory: the fewest requests in flight reaching FRACTION of the lanes' peak, "
                               "for every workload, lane count and latency")

@@ -11,12 +11,14 @@ where it has no credit (model/memory.py).
 from dataclasses import dataclass, asdict, fields
 from pathlib import Path
 import csv
+from fractions import Fraction
 import json
 
 import numpy as np
 
 from .model import transactions
 from .model.config import UnitConfig
+from .model.issuer import Issuer
 from .model.memory import SECTOR_BYTES, LINE_BYTES, SMEM_BYTES_PER_CYCLE, Memory, simulate, smem_wavefronts
 from .model.timing import MemoryBeats, memory_beats, predict_scenario
 from .workloads import Workload, workload
@@ -44,12 +46,14 @@ class Beats(MemoryBeats):
                         self.smem_bytes, memory)
 
 
-def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYTES) -> Beats:
+def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYTES,
+             issuer: Issuer | None = None) -> Beats:
     """The beats of workload ``name`` (a built-in's name, or a :class:`.workloads.Workload`)
-    on a unit of ``config``."""
+    on a unit of ``config``, its requests offered back to back or as ``issuer`` says."""
     w = name if isinstance(name, Workload) else workload(name)
     images, valid, fields_ = w.stream(config)
-    timing = predict_scenario(config, images, valid, fields_, [0] * len(fields_), [1])
+    gaps = issuer.gaps(fields_) if issuer is not None else [0] * len(fields_)
+    timing = predict_scenario(config, images, valid, fields_, gaps, [1])
     copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
               for slot, req in w.requests]
     m = memory_beats(copies, config.lanes, granule)
@@ -77,12 +81,17 @@ class MemoryRow:
     fraction_of_peak: float         # of peak(lanes, memory): the lanes' 16 B a cycle each, or the path's rate if lower
     stalled_cycles: int             # cycles beats waited on a credit (or a store on the read port)
     little_bytes_per_cycle: float   # Little's law's bound for the same latency and credits
+    sms: int = 1                    # SMs streaming at once, sharing the L2 and the HBM (memory.sms)
+    hit_rate: float = 1.0           # beats that hit in L2 (memory.hit_rate)
 
 
 def peak(lanes: int, memory: Memory) -> float:
     """The most a unit of ``lanes`` lanes moves a cycle behind ``memory``: 16 bytes a lane,
-    or the request path's rate if that is lower."""
-    return float(min(16 * lanes, memory.rate))
+    or the request path's rate if that is lower (with the GPU around the SM, its share:
+    hits at the L2's rate and misses at the HBM's, in the hit rate's proportion)."""
+    hit, miss = memory.rates()
+    share = Fraction(repr(memory.hit_rate)) if isinstance(memory.hit_rate, float) else Fraction(memory.hit_rate)
+    return float(min(16 * lanes, 1 / (share / hit + (1 - share) / miss)))
 
 
 def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) -> float:
@@ -98,51 +107,48 @@ def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
     requests, sectors = int(beats.requests.sum()), int(beats.sector_bytes.sum()) // SECTOR_BYTES
     top = peak(lanes, memory)
     per_request = beats.smem_bytes / requests if requests else 0.0
-    return MemoryRow(name, lanes, memory.latency, memory.in_flight, float(memory.rate), memory.carry,
+    return MemoryRow(name, lanes, memory.latency, memory.in_flight, float(memory.rate), memory.carries,
                      requests / beats.tiles, sectors / beats.tiles,
                      beats.used_bytes / (sectors * SECTOR_BYTES) if sectors else 1.0,
                      float(beats.wavefronts.mean()) if len(beats.wavefronts) else 0.0, run.cycles,
                      run.bytes_per_cycle(), run.bytes_per_cycle() / SMEM_BYTES_PER_CYCLE,
                      run.bytes_per_cycle() / top, run.stalled,
-                     little(memory.in_flight, memory.latency, per_request, top))
+                     little(memory.in_flight, memory.latency, per_request, top), memory.sms, memory.hit_rate)
 
 
-def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT,
-          granule: int = LINE_BYTES, latency_spread: int = 0, seed: int = 0, progress=None,
-          bytes_per_cycle=SMEM_BYTES_PER_CYCLE, carry: bool = False) -> list[MemoryRow]:
+def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT, progress=None,
+          issuer: Issuer | None = None, **memory) -> list[MemoryRow]:
     """Every workload (a built-in's name or a :class:`.workloads.Workload`) x lanes x
-    latency x in-flight point; the other :class:`.model.memory.Memory` parameters the same
-    at every point."""
+    latency x in-flight point; ``memory``, the other :class:`.model.memory.Memory`
+    parameters, the same at every point; ``issuer``, how the requests reach the unit."""
     rows = []
+    granule = memory.get("granule", LINE_BYTES)
     for work in workloads:
         name = work.name if isinstance(work, Workload) else work
         for n in lanes:
-            beats = beats_of(work, UnitConfig(lanes=n), granule)
+            beats = beats_of(work, UnitConfig(lanes=n), granule, issuer)
             for latency in latencies:
                 for credits in in_flight:
-                    memory = Memory(latency=latency, in_flight=credits, latency_spread=latency_spread, seed=seed,
-                                    granule=granule, bytes_per_cycle=bytes_per_cycle, carry=carry)
-                    rows.append(_row(name, n, beats, memory))
+                    memory_point = Memory(latency=latency, in_flight=credits, **memory)
+                    rows.append(_row(name, n, beats, memory_point))
                     if progress:
                         progress()
     return rows
 
 
-def in_flight_for(name, lanes: int, latency: int, fraction: float, granule: int = LINE_BYTES,
-                  latency_spread: int = 0, seed: int = 0, bytes_per_cycle=SMEM_BYTES_PER_CYCLE,
-                  carry: bool = False) -> int:
+def in_flight_for(name, lanes: int, latency: int, fraction: float, issuer: Issuer | None = None, **memory) -> int:
     """The fewest requests in flight with which workload ``name`` (a name or a
     :class:`.workloads.Workload`) on ``lanes`` lanes reaches ``fraction`` of its own peak
     (:func:`peak`: 16 bytes a lane a cycle, or the request path's rate if lower) at
-    ``latency`` (a bisection over the credits; 0 if no credit count reaches it)."""
+    ``latency`` (a bisection over the credits; 0 if no credit count reaches it);
+    ``memory``, the other :class:`.model.memory.Memory` parameters."""
     if not 0 < fraction <= 1:
         from .model.errors import ErrorCode, TmaError
         raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]")
-    beats = beats_of(name, UnitConfig(lanes=lanes), granule)
+    beats = beats_of(name, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer)
 
     def memory_of(credits):
-        return Memory(latency=latency, in_flight=credits, granule=granule, latency_spread=latency_spread, seed=seed,
-                      bytes_per_cycle=bytes_per_cycle, carry=carry)
+        return Memory(latency=latency, in_flight=credits, **memory)
     target = fraction * peak(lanes, memory_of(1))
 
     def reaches(credits):

@@ -10,6 +10,7 @@ from hypothesis import assume, given, settings, strategies as st
 
 
 from tma_unit.model.memory import Memory
+from tma_unit.model.issuer import Issuer
 from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, memory_beats, predict,
                                    predict_memory, predict_scenario, scenario_copies, ReadyPattern)
 from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
@@ -231,21 +232,24 @@ def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
 #: lanes-8 beat's most requests (the memory refuses fewer by name).
 MEMORIES = [Memory(latency=60, in_flight=16), Memory(latency=90, in_flight=24, latency_spread=30, seed=5),
             Memory(latency=25, in_flight=64, bytes_per_cycle=16),
-            Memory(latency=25, in_flight=64, bytes_per_cycle=12.5, carry=True)]
+            Memory(latency=25, in_flight=64, bytes_per_cycle=12.5, carry=True),
+            Memory(latency=25, in_flight=64, sms=4, l2_bytes_per_cycle=50, hbm_bytes_per_cycle=30, hit_rate=0.7,
+                   miss_latency=60, seed=3)]
 
 
-def assert_same_memory_timing(scenario, memory):
+def assert_same_memory_timing(scenario, memory, gaps=None):
     """The RTL, its beat stream held back by ``memory`` (the run loop's gate, from the
     model's requests per beat; the lockstep checker checks the RTL's own request slots
     against the same merge), against the timing model stepping the same memory: the
     cycle of every beat, whose requests issue with it, and of every completion. The
     returns and shared-memory accesses follow from the beats' cycles (``memory_run``)."""
     config = scenario.config
-    gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
+    if gaps is None:
+        gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
     timing, _ = predict_memory(config, scenario.images, scenario.valid_slots, scenario.requests, gaps, memory)
     beats = memory_beats(scenario_copies(config, scenario.images, scenario.valid_slots, scenario.requests),
                          config.lanes, memory.granule)
-    rtl = run_native(scenario, unit(config), beats.gate(memory))
+    rtl = run_native(scenario, unit(config), beats.gate(memory), gaps=gaps)
     assert timing.beat_cycles.tolist() == list(rtl.beat_cycles)
     assert timing.completion_cycles.tolist() == list(rtl.completion_cycles)
     return timing
@@ -253,7 +257,7 @@ def assert_same_memory_timing(scenario, memory):
 
 @pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
 @pytest.mark.parametrize("memory", [pytest.param(memory, id=name, marks=() if name == "credits" else pytest.mark.slow)
-                                    for memory, name in zip(MEMORIES, ["credits", "spread", "path", "carry"])])
+                                    for memory, name in zip(MEMORIES, ["credits", "spread", "path", "carry", "gpu"])])
 def test_demo_suite_behind_a_memory(config, memory):     # the fast subset: the credits' memory at lanes 1
     scenario = demo_scenario(config, list(DEMO_CASES), copies=1)
     scenario.seed, scenario.max_gap = 13, 5
@@ -261,6 +265,19 @@ def test_demo_suite_behind_a_memory(config, memory):     # the fast subset: the 
     free = predict_scenario(config, scenario.images, scenario.valid_slots, scenario.requests,
                             request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap), [1])
     assert held.cycles > 1.5 * free.cycles              # the memory held the stream back
+
+
+@pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8], slow=True)])
+def test_demo_suite_behind_an_issuer_and_a_shared_memory(config):
+    """The demo suite, two copies of each case on one slot, offered as an issuer offers
+    it (a thread's turn of 75 cycles, a descriptor cache of one map: a case's first copy
+    fetches its map, the second finds it) to the RTL behind four SMs' shared L2 and HBM:
+    every beat's and completion's cycle as the timing model predicts."""
+    scenario = demo_scenario(config, list(DEMO_CASES), copies=2)
+    issuer = Issuer(issue_cycles=75, descriptor_cache=1, fetch_latency=420)
+    gaps = issuer.gaps(scenario.requests)
+    assert 0 < int((gaps > 75).sum()) < len(gaps)         # some requests fetch, some do not
+    assert_same_memory_timing(scenario, MEMORIES[-1], gaps)
 
 
 @pytest.mark.slow           # the fast subset's twin: the demo suite behind the credits' memory

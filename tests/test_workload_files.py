@@ -3,6 +3,8 @@ JSON output of ``tma-unit explore`` (issue 46, item 5)."""
 
 import csv
 import json
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -184,3 +186,56 @@ def test_explore_memory_refuses_bad_memory_flags_naming_them(flags, message, tmp
     assert main(["explore", "--memory", "-q", "-o", str(tmp_path / "out"), *flags]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_sms_share_the_l2_and_the_hbm_and_misses_take_their_own_latency():
+    """Four SMs sharing a 50 B/cycle L2 and a 30 B/cycle HBM: a beat that hits moves at
+    50 / 4 = 12.5 B/cycle and returns after the latency, one that misses at 30 / 4 = 7.5
+    B/cycle (the least of the path, the L2's share and the HBM's) after the miss latency.
+    In units of 1/75 cycle (75 = lcm(25, 15)), a byte costs 6 units on a hit and 10 on a
+    miss. Which beats hit is drawn from the seed, at the hit rate."""
+    memory = Memory(latency=25, in_flight=64, sms=4, l2_bytes_per_cycle=50, hbm_bytes_per_cycle=30,
+                    hit_rate=0.5, miss_latency=60, seed=3)
+    assert memory.rates() == (Fraction(25, 2), Fraction(15, 2)) and memory.carries
+    gate = MemoryGate([1] * 64, [32] * 64, [1] * 64, [int(Operation.LOAD)] * 64, memory)
+    hits = gate.hits
+    assert 16 < hits.sum() < 48                                  # about half, from the seed
+    assert gate.units_per_cycle == 75
+    assert gate.path_units == [32 * (6 if hit else 10) for hit in hits]
+    assert gate.latencies.tolist() == [25 if hit else 60 for hit in hits]
+    again = MemoryGate([1] * 64, [32] * 64, [1] * 64, [int(Operation.LOAD)] * 64, memory)
+    assert again.hits.tolist() == hits.tolist()                   # reproducible
+    # the peak: hits and misses in proportion, 1 / (0.5 / 12.5 + 0.5 / 7.5) = 9.375 B/cycle
+    assert peak(8, memory) == pytest.approx(9.375) and peak(8, Memory(sms=132, l2_bytes_per_cycle=99 * 132)) == 99
+    # one SM alone is held by its own path only
+    assert Memory(sms=1, l2_bytes_per_cycle=99 * 132).rates() == (128, 128)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("sms", 0, "memory.sms = 0 is not a whole number from 1"),
+    ("hit_rate", 1.5, "memory.hit_rate = 1.5 is not from 0 to 1"),
+    ("l2_bytes_per_cycle", 0.5, "memory.l2_bytes_per_cycle = 0.5 is not a number from 1"),
+    ("miss_latency", 0, "memory.miss_latency = 0 is not a whole number of cycles above the spread, 0"),
+])
+def test_a_bad_gpu_parameter_is_refused_naming_it(field, value, message):
+    with pytest.raises(TmaError, match=re.escape(message)):
+        Memory(**{field: value})
+
+
+def test_explore_memory_with_the_gpu_around_the_sm(tmp_path):
+    """The sweep with 132 SMs sharing H200-like L2 and HBM figures (docs/memory.md): the
+    flags reach the rows, and a lanes-8 unit moves no more than its share."""
+    out = tmp_path / "out"
+    assert main(["explore", "--memory", "--workloads", "gemm-cutlass-sm90", "--lanes", "8", "--latency", "600",
+                 "--in-flight", "512", "--sms", "132", "--l2-bytes-per-cycle", str(99 * 132),
+                 "--hbm-bytes-per-cycle", str(17 * 132), "--hit-rate", "0.5", "--miss-latency", "1100", "-q",
+                 "-o", str(out)]) == 0
+    report = json.loads((out / "explore-memory.json").read_text())
+    assert {k: report["parameters"][k] for k in ("sms", "l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate",
+                                                   "miss_latency")} == \
+        {"sms": 132, "l2_bytes_per_cycle": 99 * 132, "hbm_bytes_per_cycle": 17 * 132, "hit_rate": 0.5,
+         "miss_latency": 1100}
+    (row,) = report["rows"]
+    share = 1 / (0.5 / 99 + 0.5 / 17)
+    assert (row["sms"], row["hit_rate"], row["carry"]) == (132, 0.5, True)
+    assert row["bytes_per_cycle"] <= share and row["fraction_of_peak"] == pytest.approx(row["bytes_per_cycle"] / share)
