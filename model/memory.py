@@ -71,7 +71,7 @@ from .transactions import Transactions
 from .types import CHUNK_BYTES, Operation
 
 __all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "MAX_GRANULE", "MAX_LATENCY", "L2Requests", "merge",
-           "smem_wavefronts", "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
+           "smem_wavefronts", "coalesce_requests", "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
 
 #: The L2's unit of transfer: a sector (32 bytes) of a 128-byte line (NVIDIA, CUDA C++
 #: Best Practices Guide, "Coalesced Access to Global Memory"; the FlashGPU-Sim Hopper
@@ -209,7 +209,8 @@ class Memory:
     request's bytes at most. The GPU around the SM (the module's rules): ``sms`` streaming
     at once; ``l2_bytes_per_cycle`` and ``hbm_bytes_per_cycle``, the whole GPU's (None: no
     limit past the request path); ``hit_rate``, the beats that hit in L2; ``miss_latency``,
-    a miss's latency (None: ``latency``)."""
+    a miss's latency (None: ``latency``); ``coalesce``: the L2 coalescer's window in beats
+    (0: none; :func:`coalesce_requests`)."""
     latency: int = 600
     in_flight: int = 256
     bytes_per_cycle: int | float | Fraction = SMEM_BYTES_PER_CYCLE
@@ -222,6 +223,7 @@ class Memory:
     hbm_bytes_per_cycle: int | float | None = None
     hit_rate: float = 1.0
     miss_latency: int | None = None
+    coalesce: int = 0
 
     def __post_init__(self):
         if not isinstance(self.carry, bool):
@@ -244,7 +246,7 @@ class Memory:
                                "compiled run loop counts the request path in 64-bit parts of a cycle")
         whole = ("bytes_per_cycle",) if not isinstance(self.bytes_per_cycle, (float, Fraction)) else ()
         for name, low in (("latency", 1), ("in_flight", 1), ("latency_spread", 0), ("seed", 0),
-                          ("granule", SECTOR_BYTES)) + tuple((name, 1) for name in whole):
+                          ("granule", SECTOR_BYTES), ("coalesce", 0)) + tuple((name, 1) for name in whole):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
@@ -445,10 +447,47 @@ class MemoryGate:
                 "units_per_cycle": self.units_per_cycle if carry else 0, "in_flight": self.memory.in_flight}
 
 
-def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0) -> MemoryRun:
+def coalesce_requests(listed, beats: int, window: int):
+    """Per beat, the requests that reach the memory, their sector bytes, and the earlier
+    requests (indices in issue order) whose returns the beat's coalesced sectors wait for. ``listed``: each copy's
+    requests in issue order, ``(beat, granule address, sector mask, operation)`` arrays;
+    ``beats``: the beats in all. With ``window`` > 0 the L2's coalescer takes a read
+    (a load's or a prefetch's) sector that a request of the last ``window`` beats, this
+    one's included, already asked for from the same granule: the sector is not asked for
+    again, and the beat's data waits for that request's return; a request left with no
+    sector is not made. Stores and reductions are never coalesced."""
+    requests = np.zeros(beats, dtype=np.int64)
+    sector_bytes = np.zeros(beats, dtype=np.int64)
+    merged_into = [[] for _ in range(beats)]
+    recent = {}             # granule -> [(beat, request index, sectors)] of the kept requests
+    kept = 0
+    for beat_of, address, sectors, operation in listed:
+        reads = window > 0 and not operation.writes_global
+        for b, a, s in zip(beat_of.tolist(), address.tolist(), sectors.tolist()):
+            if reads:
+                earlier = [r for r in recent.get(a, ()) if r[0] > b - window]
+                recent[a] = earlier
+                covered = 0
+                for _, index, asked in earlier:
+                    if s & asked:
+                        merged_into[b].append(index)
+                    covered |= asked
+                s &= ~covered
+                if not s:
+                    continue
+                earlier.append((b, kept, s))
+            requests[b] += 1
+            sector_bytes[b] += bin(s).count("1") * SECTOR_BYTES
+            kept += 1
+    return requests, sector_bytes, merged_into
+
+
+def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0,
+               merged_into=None) -> MemoryRun:
     """What follows from the beats' departures (each beat's requests issue as it leaves):
     every request's return, each beat's shared-memory access (a store's or reduction's
-    read as it left; a load's write once its last request is back, beats in the order
+    read as it left; a load's write once its last request is back, and the request its
+    coalesced sectors wait for (``merged_into``, per beat: earlier requests' indices), beats in the order
     their data is complete, one port) and the run's end."""
     departure = np.asarray(departure, dtype=np.int64)
     beats = len(departure)
@@ -462,6 +501,9 @@ def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: 
     if len(loads):
         last_return = np.full(beats, -1, dtype=np.int64)
         np.maximum.at(last_return, np.repeat(np.arange(beats), gate.requests), returned)
+        for i, waits in enumerate(merged_into or ()):
+            if waits:
+                last_return[i] = max(int(last_return[i]), int(returned[waits].max()))
         complete = np.where(last_return >= 0, last_return + 1, departure + 1)
         write_port = 0
         for i in loads[np.lexsort((loads, complete[loads]))]:
@@ -472,7 +514,7 @@ def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: 
 
 
 def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, smem_bytes: int,
-             memory: Memory) -> MemoryRun:
+             memory: Memory, merged_into=None) -> MemoryRun:
     """The memory side of a beat sequence (the module's rules). Per beat: ``ready``, the
     cycle the unit has it ready; its requests, their sector bytes, its wavefronts and its
     request's :class:`.types.Operation`. ``smem_bytes``: the bytes the beats write to or
@@ -488,4 +530,4 @@ def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, sme
         departure[i] = max(unit_ready, gate.opens(i))
         stalled += int(departure[i]) - unit_ready
         gate.take(i, int(departure[i]))
-    return memory_run(gate, departure, wavefronts, operations, smem_bytes, stalled)
+    return memory_run(gate, departure, wavefronts, operations, smem_bytes, stalled, merged_into)

@@ -52,12 +52,12 @@ import numpy as np
 from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
 from .layout import decode_descriptor
 from .errors import ErrorCode, TmaError
-from .memory import Memory, MemoryGate, MemoryRun, memory_run, merge, smem_wavefronts
+from .memory import Memory, MemoryGate, MemoryRun, coalesce_requests, memory_run, merge, smem_wavefronts
 from .unit import check, complete
 from .types import CHUNK_BYTES, Operation
 
 __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "back_end_stages", "COMPLETION_LATENCY", "CHECK_CYCLES",
-           "commit_cycles", "Timing", "ReadyPattern", "MemoryBeats", "memory_beats", "scenario_copies",
+           "commit_cycles", "Timing", "ReadyPattern", "MemoryBeats", "memory_beats", "scenario_beats", "scenario_copies",
            "predict_memory", "slot_image",
            "records_of", "records_from", "predict", "predict_scenario"]
 
@@ -481,40 +481,51 @@ class MemoryBeats:
     operations: np.ndarray
     used_bytes: int
     smem_bytes: int
+    merged_into: list           # per beat: the earlier requests its coalesced sectors wait for
 
     def gate(self, memory: "Memory") -> "MemoryGate":
         return MemoryGate(self.requests, self.sector_bytes, self.wavefronts, self.operations, memory)
 
     def after(self, gate: "MemoryGate", departure) -> "MemoryRun":
         """The memory side of beats that left at ``departure`` through ``gate``."""
-        return memory_run(gate, departure, self.wavefronts, self.operations, self.smem_bytes)
+        return memory_run(gate, departure, self.wavefronts, self.operations, self.smem_bytes,
+                          merged_into=self.merged_into)
 
 
-def memory_beats(copies, lanes: int, granule: int) -> MemoryBeats:
+def memory_beats(copies, lanes: int, granule: int, coalesce: int = 0) -> MemoryBeats:
     """The :class:`MemoryBeats` of copies (``(transactions, operation, unit_smem_bytes)``
     each, in order; a copy without transactions makes no beat) on a unit of ``lanes``
-    lanes, requests merged into ``granule``-byte granules."""
-    requests, sector_bytes, wavefronts, operations = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)], \
-        [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
-    used = smem = 0
+    lanes, requests merged into ``granule``-byte granules, and read requests coalesced
+    across ``coalesce`` beats (:func:`.memory.coalesce`)."""
+    listed, wavefronts, operations = [], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    used = smem = first = 0
     for t, operation, unit_smem_bytes in copies:
         if t is None or not len(t):
             continue
         merged = merge(t, lanes, operation, granule)
-        requests.append(merged.per_beat())
-        sector_bytes.append(merged.sector_bytes_per_beat())
+        listed.append((merged.beat + first, merged.address, merged.sectors, operation))
+        first += merged.beats
         wavefronts.append(smem_wavefronts(t, lanes, unit_smem_bytes, operation))
         operations.append(np.full(merged.beats, int(operation), dtype=np.int64))
         used += int(merged.used_bytes.sum())
         if operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
             smem += int(t.units.sum()) * unit_smem_bytes
-    return MemoryBeats(*(np.concatenate(a) for a in (requests, sector_bytes, wavefronts, operations)), used, smem)
+    requests, sector_bytes, merged_into = coalesce_requests(listed, first, coalesce)
+    return MemoryBeats(requests, sector_bytes, *(np.concatenate(a) for a in (wavefronts, operations)), used, smem,
+                       merged_into)
 
 
 def slot_image(config: UnitConfig, images: dict, valid_slots: int, slot: int):
     """The descriptor image a request to ``slot`` reads: the one written there if the slot
     exists and its SLOT_VALID bit is set, else None (SLOT_INVALID)."""
     return images.get(slot) if slot < config.slots and (valid_slots >> slot) & 1 else None
+
+
+def scenario_beats(config: UnitConfig, images: dict, valid_slots: int, requests: list, memory: Memory) -> MemoryBeats:
+    """The :class:`MemoryBeats` of hardware requests on descriptor images behind ``memory``
+    (its granule and its coalescer's window)."""
+    return memory_beats(scenario_copies(config, images, valid_slots, requests), config.lanes, memory.granule,
+                        memory.coalesce)
 
 
 def scenario_copies(config: UnitConfig, images: dict, valid_slots: int, requests: list) -> list:
@@ -538,7 +549,7 @@ def predict_memory(config: UnitConfig, images: dict, valid_slots: int, requests:
     if config.request_former and memory.granule != config.request_former:
         raise TmaError(ErrorCode.ENUM_RANGE, "memory.granule", memory.granule,
                        f"is not the unit's request former's, {config.request_former} bytes")
-    beats = memory_beats(scenario_copies(config, images, valid_slots, requests), config.lanes, memory.granule)
+    beats = scenario_beats(config, images, valid_slots, requests, memory)
     gate = beats.gate(memory)
     records = [records_of(slot_image(config, images, valid_slots, f["slot"]), f, config) for f in requests]
     timing = predict(records, gaps, [1], beat_queue=config.beat_queue, completion_depth=config.completion_depth,

@@ -381,7 +381,7 @@ def _int_list(text: str, field_name: str) -> list[int]:
 #: ``explore``'s options that only ``--memory`` reads.
 MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed", "bytes_per_cycle", "carry", "bisect",
                   "sms", "l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate", "miss_latency",
-                  "issue_cycles", "descriptor_cache", "fetch_latency")
+                  "issue_cycles", "descriptor_cache", "fetch_latency", "coalesce")
 
 #: ``explore --memory``'s flags for the GPU around the SM and the issuer (docs/memory.md).
 GPU_FLAGS = (
@@ -395,6 +395,8 @@ GPU_FLAGS = (
     ("--descriptor-cache", "tensor maps the SM holds; a request whose map is not held waits --fetch-latency "
                            "(default: every map held)"),
     ("--fetch-latency", "cycles to fetch a tensor map (default 420, measured on an H200)"),
+    ("--coalesce", "the L2 coalescer's window in beats: a read sector asked for within it is not asked again "
+                   "(default 0: none)"),
 )
 
 #: A number as ``--bytes-per-cycle`` and ``--bisect`` take it: decimal, a point allowed.
@@ -507,6 +509,8 @@ def _explore_memory(args) -> int:
             path[name] = _flag_number(getattr(args, name), name)
     if args.miss_latency:
         path["miss_latency"] = _flag_int(args.miss_latency, "miss_latency")
+    if args.coalesce:
+        path["coalesce"] = _flag_int(args.coalesce, "coalesce")
     from .model.issuer import Issuer
     issuing = {name: _flag_int(getattr(args, name), name)
                for name in ("issue_cycles", "descriptor_cache", "fetch_latency") if getattr(args, name) is not None}

@@ -43,20 +43,21 @@ class Beats(MemoryBeats):
     def run(self, memory: Memory):
         """The memory side of these beats against ``memory`` (:func:`.model.memory.simulate`)."""
         return simulate(self.ready, self.requests, self.sector_bytes, self.wavefronts, self.operations,
-                        self.smem_bytes, memory)
+                        self.smem_bytes, memory, self.merged_into)
 
 
 def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYTES,
-             issuer: Issuer | None = None) -> Beats:
+             issuer: Issuer | None = None, coalesce: int = 0) -> Beats:
     """The beats of workload ``name`` (a built-in's name, or a :class:`.workloads.Workload`)
-    on a unit of ``config``, its requests offered back to back or as ``issuer`` says."""
+    on a unit of ``config``, its requests offered back to back or as ``issuer`` says, read
+    requests coalesced across ``coalesce`` beats (:func:`.model.memory.coalesce_requests`)."""
     w = name if isinstance(name, Workload) else workload(name)
     images, valid, fields_ = w.stream(config)
     gaps = issuer.gaps(fields_) if issuer is not None else [0] * len(fields_)
     timing = predict_scenario(config, images, valid, fields_, gaps, [1])
     copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
               for slot, req in w.requests]
-    m = memory_beats(copies, config.lanes, granule)
+    m = memory_beats(copies, config.lanes, granule, coalesce)
     beats = Beats(**{f.name: getattr(m, f.name) for f in fields(MemoryBeats)},
                   ready=timing.beat_cycles.astype(np.int64), tiles=w.tiles)
     assert len(beats.ready) == len(beats.requests), "the timing model's beats are not the transactions'"
@@ -126,7 +127,7 @@ def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_F
     for work in workloads:
         name = work.name if isinstance(work, Workload) else work
         for n in lanes:
-            beats = beats_of(work, UnitConfig(lanes=n), granule, issuer)
+            beats = beats_of(work, UnitConfig(lanes=n), granule, issuer, memory.get("coalesce", 0))
             for latency in latencies:
                 for credits in in_flight:
                     memory_point = Memory(latency=latency, in_flight=credits, **memory)
@@ -145,7 +146,8 @@ def in_flight_for(name, lanes: int, latency: int, fraction: float, issuer: Issue
     if not 0 < fraction <= 1:
         from .model.errors import ErrorCode, TmaError
         raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]")
-    beats = beats_of(name, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer)
+    beats = beats_of(name, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer,
+                     memory.get("coalesce", 0))
 
     def memory_of(credits):
         return Memory(latency=latency, in_flight=credits, **memory)

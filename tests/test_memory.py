@@ -19,7 +19,7 @@ from tma_unit.model.errors import ErrorCode
 from tma_unit.model.memory import SECTOR_BYTES, Memory, merge, simulate, smem_wavefronts
 from tma_unit.model.swizzle import swizzle
 from tma_unit.model.tensormap import dense_strides
-from tma_unit.model.timing import predict, records_of
+from tma_unit.model.timing import memory_beats, predict, records_of
 from tma_unit.model.traversal import units_per_chunk
 from tma_unit.sim import generate
 from tma_unit.workloads import workload
@@ -337,3 +337,35 @@ def test_explore_memory_refuses_bad_flags_naming_them(flags, message, tmp_path, 
     assert main(["explore", "--memory", "-o", str(tmp_path), *flags]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "explore-memory.csv").exists()
+
+
+def _48_byte_rows():
+    """An fp16 box of 64 rows of 24 values (48 bytes) at a 64-byte pitch: each row's
+    bytes lie in two sectors, 48 of their 64 bytes used."""
+    tm = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, (32, 64), (64,), (24, 64), (1, 1))
+    return [(transactions(tm, Request(Operation.LOAD, (0, 0))), Operation.LOAD, 2)]
+
+
+@pytest.mark.parametrize("lanes", [1, 8])
+def test_a_coalescer_asks_for_each_row_s_sectors_once(lanes):
+    """Without a coalescer a beat's requests are its own: at lanes 1 a row's three chunks
+    ask for sectors 0, 0 and 1, 48 bytes of 96 (0.50); at lanes 8 a beat's chunks span
+    rows and a row cut by a beat boundary asks for a sector twice. A coalescer window of
+    two beats or more takes the second ask: every row's two sectors once, 48 of 64 bytes
+    (0.75); at lanes 1 with fewer requests (a row's second chunk asks for nothing new).
+    A beat whose sectors were coalesced writes shared memory only after the requests it
+    waits for return."""
+    copies = _48_byte_rows()
+    plain, merged = memory_beats(copies, lanes, 128), memory_beats(copies, lanes, 128, coalesce=2)
+    assert plain.used_bytes == merged.used_bytes == 64 * 48
+    if lanes == 1:
+        assert plain.sector_bytes.sum() == 64 * 3 * SECTOR_BYTES
+        assert merged.requests.sum() == 64 * 2 < plain.requests.sum() == 64 * 3
+    assert plain.sector_bytes.sum() > merged.sector_bytes.sum() == 64 * 2 * SECTOR_BYTES
+    waiting = [i for i, waits in enumerate(merged.merged_into) if waits]
+    assert waiting
+    run = simulate(np.arange(len(merged.requests)), merged.requests, merged.sector_bytes, merged.wavefronts,
+                   merged.operations, merged.smem_bytes, Memory(latency=50, coalesce=2), merged.merged_into)
+    returned = run.returned
+    for i in waiting:
+        assert run.written[i] > max(int(returned[k]) for k in merged.merged_into[i])

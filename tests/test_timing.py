@@ -11,8 +11,8 @@ from hypothesis import assume, given, settings, strategies as st
 
 from tma_unit.model.memory import Memory
 from tma_unit.model.issuer import Issuer
-from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, memory_beats, predict,
-                                   predict_memory, predict_scenario, scenario_copies, ReadyPattern)
+from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict,
+                                   predict_memory, predict_scenario, scenario_beats, ReadyPattern)
 from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
 from tma_unit.sim.ledger import describe
@@ -234,7 +234,7 @@ MEMORIES = [Memory(latency=60, in_flight=16), Memory(latency=90, in_flight=24, l
             Memory(latency=25, in_flight=64, bytes_per_cycle=16),
             Memory(latency=25, in_flight=64, bytes_per_cycle=12.5, carry=True),
             Memory(latency=25, in_flight=64, sms=4, l2_bytes_per_cycle=50, hbm_bytes_per_cycle=30, hit_rate=0.7,
-                   miss_latency=60, seed=3)]
+                   miss_latency=60, seed=3, coalesce=4)]
 
 
 def assert_same_memory_timing(scenario, memory, gaps=None):
@@ -247,8 +247,7 @@ def assert_same_memory_timing(scenario, memory, gaps=None):
     if gaps is None:
         gaps = request_gaps(scenario.seed, len(scenario.requests), scenario.max_gap)
     timing, _ = predict_memory(config, scenario.images, scenario.valid_slots, scenario.requests, gaps, memory)
-    beats = memory_beats(scenario_copies(config, scenario.images, scenario.valid_slots, scenario.requests),
-                         config.lanes, memory.granule)
+    beats = scenario_beats(config, scenario.images, scenario.valid_slots, scenario.requests, memory)
     rtl = run_native(scenario, unit(config), beats.gate(memory), gaps=gaps)
     assert timing.beat_cycles.tolist() == list(rtl.beat_cycles)
     assert timing.completion_cycles.tolist() == list(rtl.completion_cycles)
