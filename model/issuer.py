@@ -55,23 +55,22 @@ class Issuer:
 
     def misses(self, slots) -> np.ndarray:
         """For each request (the slot it names, in order), whether its map is fetched."""
-        held = OrderedDict((slot, None) for slot in self.prefetched) if self.descriptor_cache else OrderedDict()
-        while self.descriptor_cache is not None and len(held) > self.descriptor_cache:
-            held.popitem(last=False)
-        missed = []
-        for slot in slots:
-            if self.descriptor_cache is None:
-                missed.append(False)
-                continue
+        slots = list(slots)
+        if self.descriptor_cache is None:
+            return np.zeros(len(slots), dtype=bool)
+        held = OrderedDict()        # least recently used first
+
+        def use(slot) -> bool:
             hit = slot in held
-            missed.append(not hit)
-            if hit:
-                held.move_to_end(slot)
-            elif self.descriptor_cache:
-                held[slot] = None
-                if len(held) > self.descriptor_cache:
-                    held.popitem(last=False)
-        return np.array(missed, dtype=bool)
+            held[slot] = None
+            held.move_to_end(slot)
+            if len(held) > self.descriptor_cache:
+                held.popitem(last=False)
+            return hit
+
+        for slot in self.prefetched:
+            use(slot)
+        return np.array([not use(slot) for slot in slots], dtype=bool)
 
     def gaps(self, requests: list) -> np.ndarray:
         """Idle cycles before each request (hardware field dicts, each naming its

@@ -51,9 +51,11 @@ together (they are one or two adjacent granules) with probability ``hit_rate`` (
 beat from ``seed``): a hit's sectors move at ``min(bytes_per_cycle, l2 / sms)`` and return
 after ``latency``, a miss's at ``min(bytes_per_cycle, l2 / sms, hbm / sms)`` (it passes
 through the L2 too) and return after ``miss_latency`` (with the same spread). The
-request path then always carries (``carry``), since a share is rarely whole bytes. A load's beat is written to shared memory once its last request has returned
-(at once, in the cycle after it leaves, if it made none), beats in the order their data
-is complete, each holding the port for its wavefronts. That a stalled beat stream resumes with
+request path then always carries (``carry``), since a share is rarely whole bytes.
+
+A load's beat is written to shared memory once its last request has returned (at once, in
+the cycle after it leaves, if it made none), beats in the order their data is complete,
+each holding the port for its wavefronts. That a stalled beat stream resumes with
 one beat a cycle (no bubble after a stall) is the unit's timing model's behaviour, checked
 in tests/test_memory.py against :func:`.timing.predict` with the stream not ready.
 """

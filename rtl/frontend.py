@@ -68,6 +68,7 @@ from ..model.im2col import W128_GROUP
 from ..model.tensormap import MAX_RANK
 from ..model.timing import FRONT_END_STAGES
 from ..model.types import AccessMode, Operation
+from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
@@ -471,7 +472,7 @@ class FrontEnd(wiring.Component):
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
         incoming = Signal(job_layout(self.config))
         # the completion's count saturates: only a prefetch's box can pass 4 GiB
-        reported = Mux(r.box_bytes[COUNT_WIDTH:].any(), (1 << COUNT_WIDTH) - 1, r.box_bytes[:COUNT_WIDTH])
+        reported = Mux(r.box_bytes[COUNT_WIDTH:].any(), COUNT_LIMIT, r.box_bytes[:COUNT_WIDTH])
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]

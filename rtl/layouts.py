@@ -23,6 +23,7 @@ from ..model.gather import GATHER_ROWS
 from ..model.memory import SECTOR_BYTES
 from ..model.tensormap import MAX_RANK
 from ..model.transactions import Transaction
+from ..model.unit import COUNT_LIMIT
 
 __all__ = ["DescriptorLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout", "request_layout",
            "REQUEST_SLOTS_PER_LANE",
@@ -138,8 +139,8 @@ HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
 PIXEL_COORD = signed(34)    # a pixel's coordinate: a 32-bit start plus offsets and halo
 #: Bits of a box's byte count: up to 2^32 rows of a 4096-byte pitch.
 BOX_BYTES_WIDTH = 45
-#: Bits of a completion's byte count (model/unit.py ``COUNT_LIMIT``: the count saturates).
-COUNT_WIDTH = next(f.width for f in tables.COMPLETION_FIELDS if f.name == "transaction_bytes")
+#: Bits of a completion's byte count, which saturates at model/unit.py's ``COUNT_LIMIT``.
+COUNT_WIDTH = COUNT_LIMIT.bit_length()
 
 
 def beats_width(config: UnitConfig) -> int:

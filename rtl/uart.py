@@ -1,7 +1,7 @@
 """An 8N1 UART: one start bit, eight data bits (least significant first), one stop bit,
 as a byte stream in each direction (the prototyping top's link to the host).
 
-``divisor`` is the clock cycles per bit (a 25 MHz clock at 115,200 baud: 217). The
+``divisor`` is the clock cycles per bit: the clock's frequency over the baud rate. The
 receiver samples each bit in its middle, after finding the start bit's falling edge, and
 drops a byte whose stop bit is low (a framing error, counted in ``framing_errors``).
 

@@ -256,8 +256,9 @@ class Walker(wiring.Component):
         m.d.sync += [hold.eq(~self.walk.credit), free.eq(free_next)]
         takes = copies(m, self.walk.credit & free_next, 1 + JOB_LOAD_GROUPS, "take", init=1)
         m.d.comb += self.job.ready.eq(takes[0])
-        return _Control(busy=Signal(name="busy"), beat_index=Signal(beats_width(self.config), name="beat_index"),
-                        remaining=Signal(beats_width(self.config), name="remaining"), last=Signal(name="last"),
+        width = beats_width(self.config)
+        return _Control(busy=Signal(name="busy"), beat_index=Signal(width, name="beat_index"),
+                        remaining=Signal(width, name="remaining"), last=Signal(name="last"),
                         two_left=two_left, free=free, issue=issue, takes=takes)
 
     def _pixels(self, m, current, odometers):

@@ -117,17 +117,22 @@ def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
                      little(memory.in_flight, memory.latency, per_request, top), memory.sms, memory.hit_rate)
 
 
+def _beats_behind(work, lanes: int, issuer: Issuer | None, memory: dict) -> Beats:
+    """:func:`beats_of` with the granule and the coalescer's window of ``memory``, the
+    :class:`.model.memory.Memory` parameters of a sweep."""
+    return beats_of(work, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer, memory.get("coalesce", 0))
+
+
 def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_FLIGHT, progress=None,
           issuer: Issuer | None = None, **memory) -> list[MemoryRow]:
     """Every workload (a built-in's name or a :class:`.workloads.Workload`) x lanes x
     latency x in-flight point; ``memory``, the other :class:`.model.memory.Memory`
     parameters, the same at every point; ``issuer``, how the requests reach the unit."""
     rows = []
-    granule = memory.get("granule", LINE_BYTES)
     for work in workloads:
         name = work.name if isinstance(work, Workload) else work
         for n in lanes:
-            beats = beats_of(work, UnitConfig(lanes=n), granule, issuer, memory.get("coalesce", 0))
+            beats = _beats_behind(work, n, issuer, memory)
             for latency in latencies:
                 for credits in in_flight:
                     memory_point = Memory(latency=latency, in_flight=credits, **memory)
@@ -146,8 +151,7 @@ def in_flight_for(name, lanes: int, latency: int, fraction: float, issuer: Issue
     if not 0 < fraction <= 1:
         from .model.errors import ErrorCode, TmaError
         raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]")
-    beats = beats_of(name, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer,
-                     memory.get("coalesce", 0))
+    beats = _beats_behind(name, lanes, issuer, memory)
 
     def memory_of(credits):
         return Memory(latency=latency, in_flight=credits, **memory)
