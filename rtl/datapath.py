@@ -57,7 +57,7 @@ from .arith import partial_products, add_pairs, carry_save_sum, small_product, s
 from .decode import STRIDE_ZERO_BITS, UNIT_BYTES
 from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
-from .pipeline import Stage, bundle, extend, narrow
+from .pipeline import Line, Stage, bundle, extend, narrow
 from .request_former import RequestFormer
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
@@ -195,7 +195,8 @@ class Datapath(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        stage = {name: Stage(m, None, name) for name in STAGE_NAMES}
+        m.submodules.line = line = Line(None, "dp")
+        stage = {name: Stage(m, None, name, line) for name in STAGE_NAMES}
         record = self.walk.record
         ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last, beat=record.beat,
                       has_completion=record.has_completion, completion=record.completion)

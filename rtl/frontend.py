@@ -74,7 +74,7 @@ from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, de
                      decode_row_bytes, rank_is, rank_above)
 from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
                       COUNT_WIDTH)
-from .pipeline import Stage, bundle
+from .pipeline import Line, Stage, bundle
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
 from .regfile import SnapshotSignature
@@ -294,8 +294,9 @@ class FrontEnd(wiring.Component):
         skid = Signal(job_layout(self.config))
         skid_valid = Signal()
         advance = ~skid_valid
-        stage = {k: Stage(m, advance, f"s{k}") for k in range(2, STAGES)}
-        valid, request = self._accept(m, advance)
+        m.submodules.line = line = Line(advance, "s")
+        stage = {k: Stage(m, advance, f"s{k}", line) for k in range(1, STAGES)}
+        valid, request = self._accept(m, stage[1], advance)
         checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
                                  slot_valid=self.snapshot.valid, checked=checked, snapshot=self.snapshot.data,
@@ -311,19 +312,15 @@ class FrontEnd(wiring.Component):
         self._job_register(m, r, skid, skid_valid, advance)
         return m
 
-    def _accept(self, m, advance):
+    def _accept(self, m, stage, advance):
         """Stage 1: the request is registered, and its slot is read from the descriptor
         file (the snapshot: later bus writes to the slot cannot reach this request)."""
-        valid = Signal(name="s1_valid")
-        request = Signal(RequestLayout, name="s1_request")
         m.d.comb += [
             self.requests.ready.eq(advance),
             self.snapshot.slot.eq(self.requests.payload.slot),
             self.snapshot.en.eq(self.requests.valid & advance),
         ]
-        with m.If(advance):
-            m.d.sync += [valid.eq(self.requests.valid), request.eq(self.requests.payload)]
-        return valid, request
+        return stage(self.requests.valid, "valid"), stage(self.requests.payload, "request")
 
     @staticmethod
     def _carried(r: InFlight) -> dict:

@@ -16,15 +16,25 @@ load the router had to carry (docs/fpga.md, "Clock speed").
 A product can take its registers from a DSP block instead (:meth:`Stage.product`,
 :mod:`.dsp`): it is then a :class:`Delayed` value, which the stages it crosses pass on
 unregistered, so it reaches the same stage as a product registered in the fabric would.
+
+A value a stage only passes on (a register of the stage before, unchanged: a request's
+fields, a descriptor's decoded constants, a job's constants riding with its beats) rides
+in LUT RAM instead, when the stages share a :class:`Line`: a ring the line writes every
+register it may pass on into, as the stages load, and reads back as many loads later as
+the register chain would have held it. The value each stage reads is the one its
+register would have held, in every cycle, so the change is one of storage only; it
+costs a LUT RAM bit for each stage that reads the value, where the chain cost a
+flip-flop for each stage it crosses (docs/architecture.md, "Where values are kept").
 """
 
 import dataclasses
 
-from amaranth.hdl import Const, Signal, Value, ValueCastable
+from amaranth.hdl import Const, Signal, Value, ValueCastable, Elaboratable, Module, Cat
+from amaranth.lib.memory import Memory
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Line", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -87,6 +97,97 @@ def settled(value):
     return value.value if isinstance(value, Delayed) else value
 
 
+class Line(Elaboratable):
+    """The values that stages sharing ``enable`` only pass on, kept in LUT RAM.
+
+    Every register a :class:`Stage` of the line makes from a new value is a root the line
+    may carry. The next stage that passes a root on gets a register, as without the line;
+    a stage that passes that register on, or a value the line carries, gets in place of
+    a register the root as it was ``delay`` loads ago: a read of the ring the line writes
+    its roots into at every load. One ring per stage of roots (their registers' ``Cat``),
+    :data:`DEPTH` entries, one read port for each delay that some stage reads; a port
+    reads only the bits its stages use, and synthesis keeps only those (Yosys trims the
+    LUT RAM of bits no logic reads). Every pointer is a register of its own, so a read is
+    a LUT RAM's delay behind a flip-flop.
+
+    It is a submodule of the block: elaborated after the block's own ``elaborate`` has
+    made every stage, so it knows every value passed on when it builds the rings.
+    """
+
+    #: A ring's entries: one ECP5 LUT RAM (TRELLIS_DPR16X4) deep. A value is carried at
+    #: most this many loads; a longer chain starts a new root.
+    DEPTH = 16
+
+    def __init__(self, enable, name: str):
+        self.enable, self.name = enable, name
+        self._origin = {}       # id(value) -> (root, delay, value): what a value passed on reads
+        self._roots = {}        # a stage's prefix -> its roots, in the order made
+        self._taps = []         # (root, delay, signal)
+
+    def root(self, prefix: str, register, source):
+        """``register``, made by stage ``prefix`` from ``source``, which a later stage may
+        pass on: a root of the line, or the register that holds a root one load later
+        (:meth:`pass_on`), whose next stages read the root's ring."""
+        origin = self._origin.get(id(source))
+        if origin is not None and origin[2] is source and origin[1] == 0:
+            self._origin[id(register)] = (origin[0], 1, register)
+        else:
+            self._origin[id(register)] = (register, 0, register)
+            self._roots.setdefault(prefix, []).append(register)
+
+    def pass_on(self, value, name: str):
+        """``value`` one load later, as a signal the line drives, or None where a register
+        is the better place: ``value`` is not one the line carries, or is a root (a read
+        one load behind costs a LUT RAM bit, as much as the register, and the LUTs that a
+        unit of many lanes runs short of), or is :data:`DEPTH` loads behind its root."""
+        origin = self._origin.get(id(value))
+        if origin is None or origin[2] is not value or origin[1] in (0, self.DEPTH):
+            return None
+        root, delay, _ = origin
+        signal = Signal(root.shape(), name=name)
+        self._origin[id(signal)] = (root, delay + 1, signal)
+        self._taps.append((root, delay + 1, signal))
+        return signal
+
+    def elaborate(self, platform):
+        m = Module()
+        enable = Const(1, 1) if self.enable is None else self.enable
+        place = {}              # id(root) -> (its stage, ring, read ports, first bit)
+        used = {id(root) for root, _, _ in self._taps}
+        for prefix, roots in self._roots.items():
+            carried = [root for root in roots if id(root) in used]
+            if not carried:
+                continue
+            data = Cat(*carried)
+            ring = Memory(shape=len(data), depth=self.DEPTH, init=[])
+            m.submodules[f"{prefix}_ring"] = ring
+            write = ring.write_port()
+            m.d.comb += [write.data.eq(data), write.en.eq(enable), write.addr.eq(self._pointer(m, prefix, 0))]
+            ports, offset = {}, 0
+            for root in carried:
+                place[id(root)] = (prefix, ring, ports, offset)
+                offset += len(Value.cast(root))
+        for root, delay, signal in self._taps:
+            prefix, ring, ports, offset = place[id(root)]
+            if delay not in ports:
+                ports[delay] = ring.read_port(domain="comb")
+                m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
+            m.d.comb += signal.eq(ports[delay].data[offset:offset + len(Value.cast(root))])
+        return m
+
+    def _pointer(self, m, prefix, delay):
+        """The ring's entry written ``delay`` loads ago: a counter that starts ``delay``
+        behind the write pointer and counts with it, so no subtract stands before a read.
+        Reset-less, like the values: a reset leaves the line reading what the registers
+        would have held."""
+        pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, reset_less=True,
+                         name=f"{self.name}_{prefix}_ptr{delay}")
+        enable = Const(1, 1) if self.enable is None else self.enable
+        with m.If(enable):
+            m.d.sync += pointer.eq(pointer + 1)
+        return pointer
+
+
 class Stage:
     """Registers loaded from their values in every cycle ``enable`` is high (every cycle
     when ``enable`` is None: a pipeline that never stalls).
@@ -96,13 +197,15 @@ class Stage:
     gives the same structure of registers (a bundle's field ``f`` named ``name_f``, or
     ``f`` alone when ``name`` is None), and Python constants (ints, bools) pass through
     unchanged. A register named ``valid`` (or ``*_valid``, a bundle's ``valid`` field
-    included) is reset; the others are reset-less.
+    included) is reset; the others are reset-less. With a ``line`` (whose enable is the
+    stage's), a value passed on unchanged rides in it (:class:`Line`).
     """
 
-    def __init__(self, m, enable, prefix: str):
+    def __init__(self, m, enable, prefix: str, line: Line | None = None):
         self.m = m
         self.enable = enable
         self.prefix = prefix
+        self.line = line
         self.blocks = 0
 
     def __call__(self, value, name: str | None = "value"):
@@ -118,7 +221,13 @@ class Stage:
         if not isinstance(value, ValueCastable):
             value = Value.cast(value)
         reset = name == "valid" or name.endswith("_valid")
+        if self.line is not None and not reset:
+            carried = self.line.pass_on(value, f"{self.prefix}_{name}")
+            if carried is not None:
+                return carried
         register = Signal(value.shape(), name=f"{self.prefix}_{name}", reset_less=not reset)
+        if self.line is not None and not reset:
+            self.line.root(self.prefix, register, value)
         if self.enable is None:
             self.m.d.sync += register.eq(value)
         else:

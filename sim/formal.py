@@ -149,6 +149,19 @@ class Probe:
 
     def __getitem__(self, path: str) -> Signal:
         part, _, name = path.rpartition(".")
+        found = self.signals(part)
+        if name not in found:
+            raise KeyError(f"no signal {name!r} in {part or 'the block'} (has {', '.join(sorted(found))})")
+        return found[name]
+
+    def carried(self, name: str, line: str = "line") -> Signal:
+        """The signal ``name`` of a stage: a register of the block's, or the value its
+        :class:`~tma_unit.rtl.pipeline.Line` (the submodule ``line``) passes on."""
+        return self[name] if name in self.signals("") else self[f"{line}.{name}"]
+
+    def signals(self, part: str = "") -> dict:
+        """The signals the statements of ``part`` (a submodule's path, "" the block's own
+        fragment) read or drive, by name."""
         found = {}
         for statements in self._parts[part].statements.values():
             for statement in statements:
@@ -159,9 +172,21 @@ class Probe:
                     pass
                 for signal in signals:
                     found.setdefault(signal.name, signal)
-        if name not in found:
-            raise KeyError(f"no signal {name!r} in {part or 'the block'} (has {', '.join(sorted(found))})")
-        return found[name]
+        return found
+
+
+def _line_pointers(m, probe: Probe, part: str = "line"):
+    """What the rings of a :class:`~tma_unit.rtl.pipeline.Line` need for a proof by
+    induction: each read pointer ``delay`` entries behind its ring's write pointer (they
+    start so and count together; the solver's arbitrary first state must be told)."""
+    pointers = {}
+    for name, signal in probe.signals(part).items():
+        ring, _, delay = name.rpartition("_ptr")
+        if ring and delay.isdigit():
+            pointers.setdefault(ring, {})[int(delay)] = signal
+    assert pointers, f"no ring pointers in {part}"
+    for ring in pointers.values():
+        m.d.comb += [Assert(pointer == (ring[0] - delay)[:len(pointer)]) for delay, pointer in ring.items()]
 
 
 def _domain(m, reset: bool = False):
@@ -875,15 +900,20 @@ class FrontEndOneJobEach(Elaboratable):
     @staticmethod
     def _invariant(m, probe, sent, taken):
         """The requests in flight, oldest first (the job register, the skid register,
-        stages 10 to 1), are the ones numbered ``taken`` to ``sent - 1``, in order: what
-        makes the proof go through by induction."""
+        the jobs of stages 10 and 9, the requests of stages 8 to 1), are the ones
+        numbered ``taken`` to ``sent - 1``, in order: what makes the proof go through by
+        induction. Stage 9's job is named, not its request: the request stage 9 passes
+        on rides in the line, apart from the job's copy of its id; the ring's pointers
+        are part of the state the induction starts from (:func:`_line_pointers`)."""
         config = FORMAL_CONFIG
         jobs = [(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
                 (probe["skid_valid"], data.View(job_layout(config), probe["skid"])),
-                (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"]))]
+                (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"])),
+                (probe["s9_valid"], data.View(job_layout(config), probe["s9_job"]))]
         entries = [(valid, job.beat.request_id) for valid, job in jobs]
-        entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe[f"s{k}_request"]).request_id)
-                    for k in range(9, 0, -1)]
+        entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe.carried(f"s{k}_request")).request_id)
+                    for k in range(8, 0, -1)]
+        _line_pointers(m, probe)
         older = Const(0, FORMAL_CONFIG.id_width)
         for valid, request_id in entries:
             with m.If(valid):

