@@ -33,6 +33,10 @@ C.  the last terms (up to four) by carry-save adders and one carry chain, into t
     more, none of which stalls. Its first stage only registers the address's bits, so
     stage C's carry chain ends there as it did at the queue.
 
+The job's constants that ride with each record, and what a lane's stage only passes on,
+are carried by the stages' :class:`.pipeline.Line` in LUT RAM (docs/architecture.md,
+"Where values are kept").
+
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
 records between the walker and the beat stream never outnumber the queue's entries, so

@@ -37,6 +37,10 @@ fabric register sits between those blocks and the sum behind them). On the ECP5 
 are the block's own registers, so no path carries a block's routing both in and out
 (docs/fpga.md, "Clock speed").
 
+What a stage only passes on (the request, the decoded fields a later stage reads) rides
+in the stages' :class:`.pipeline.Line`, in LUT RAM, not in a register a stage
+(docs/architecture.md, "Where values are kept").
+
 The stages move together while the skid register is empty. A job the walker does not
 take yet stays in the job register, and the job behind it moves into the skid, which
 stops the stages until the walker takes the first; the skid's job moves up in that

@@ -19,22 +19,23 @@ unregistered, so it reaches the same stage as a product registered in the fabric
 
 A value a stage only passes on (a register of the stage before, unchanged: a request's
 fields, a descriptor's decoded constants, a job's constants riding with its beats) rides
-in LUT RAM instead, when the stages share a :class:`Line`: a ring the line writes every
-register it may pass on into, as the stages load, and reads back as many loads later as
-the register chain would have held it. The value each stage reads is the one its
-register would have held, in every cycle, so the change is one of storage only; it
-costs a LUT RAM bit for each stage that reads the value, where the chain cost a
-flip-flop for each stage it crosses (docs/architecture.md, "Where values are kept").
+in LUT RAM instead, when the stages share a :class:`Line`: a ring the line writes the
+value's first register into as the stages load, and from which the register of a stage
+that reads the value is loaded: from the entry that holds what the chain's register of
+the stage before would. Every register holds what the chain's would, in every cycle, so the change is
+one of storage only; the stages in between hold nothing of the value
+(docs/architecture.md, "Where values are kept").
 """
 
 import dataclasses
 
-from amaranth.hdl import Const, Signal, Value, ValueCastable, Elaboratable, Module, Cat
+from amaranth.hdl import Assert, Const, Signal, Value, ValueCastable, Elaboratable, Module, Cat
+from amaranth.lib import data
 from amaranth.lib.memory import Memory
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Line", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Line", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -97,18 +98,35 @@ def settled(value):
     return value.value if isinstance(value, Delayed) else value
 
 
+class Proving:
+    """The platform a formal harness elaborates a block for: a :class:`Line` states its
+    pointers' distances and, for the roots named in ``carried`` (a root register's name
+    to a function that picks the part of it the proof needs, e.g. a view's field),
+    what its rings hold of them (:meth:`Line.elaborate`). A proof names what its
+    property depends on, and the solver is not given the rest. Every other block reads
+    it as no platform."""
+
+    def __init__(self, carried=None):
+        self.carried = dict(carried or {})
+
+
+#: The platform of a proof whose property depends on no value a line carries.
+PROOF = Proving()
+
+
 class Line(Elaboratable):
     """The values that stages sharing ``enable`` only pass on, kept in LUT RAM.
 
     Every register a :class:`Stage` of the line makes from a new value is a root the line
-    may carry. The next stage that passes a root on gets a register, as without the line;
-    a stage that passes that register on, or a value the line carries, gets in place of
-    a register the root as it was ``delay`` loads ago: a read of the ring the line writes
-    its roots into at every load. One ring per stage of roots (their registers' ``Cat``),
-    :data:`DEPTH` entries, one read port for each delay that some stage reads; a port
-    reads only the bits its stages use, and synthesis keeps only those (Yosys trims the
-    LUT RAM of bits no logic reads). Every pointer is a register of its own, so a read is
-    a LUT RAM's delay behind a flip-flop.
+    may carry. The next two stages that pass a root on get registers, as without the
+    line; a stage that passes on the second of them, or a value the line carries, gets a
+    register the line loads from its ring: the root as it was ``delay - 1`` loads ago,
+    which is what the chain's register before it would hold. One ring per stage of
+    roots (their registers' ``Cat``), :data:`DEPTH` entries, one read port for each
+    delay read. A port reads the whole ring in simulation; synthesis keeps the LUT RAM
+    of the bits some register loads from it that logic reads (Yosys trims the rest, and
+    the registers nothing reads). Every pointer is a register of its own, so a read is a LUT RAM's
+    delay behind a flip-flop and ends at one.
 
     It is a submodule of the block: elaborated after the block's own ``elaborate`` has
     made every stage, so it knows every value passed on when it builds the rings.
@@ -123,30 +141,35 @@ class Line(Elaboratable):
         self._origin = {}       # id(value) -> (root, delay, value): what a value passed on reads
         self._roots = {}        # a stage's prefix -> its roots, in the order made
         self._taps = []         # (root, delay, signal)
+        self._chain = {}        # id(root) -> {delay: the register that holds the root that many loads late}
+        self._pointers = {}     # a stage's prefix -> {delay: its ring's pointer}
 
     def root(self, prefix: str, register, source):
         """``register``, made by stage ``prefix`` from ``source``, which a later stage may
-        pass on: a root of the line, or the register that holds a root one load later
-        (:meth:`pass_on`), whose next stages read the root's ring."""
+        pass on: a root of the line, or a register of the chain that follows a root for
+        its first two loads (:meth:`pass_on`), whose next stages read the root's ring."""
         origin = self._origin.get(id(source))
-        if origin is not None and origin[2] is source and origin[1] == 0:
-            self._origin[id(register)] = (origin[0], 1, register)
+        if origin is not None and origin[2] is source and origin[1] < 2:
+            self._origin[id(register)] = (origin[0], origin[1] + 1, register)
+            self._chain.setdefault(id(origin[0]), {})[origin[1] + 1] = register
         else:
             self._origin[id(register)] = (register, 0, register)
             self._roots.setdefault(prefix, []).append(register)
 
     def pass_on(self, value, name: str):
-        """``value`` one load later, as a signal the line drives, or None where a register
-        is the better place: ``value`` is not one the line carries, or is a root (a read
-        one load behind costs a LUT RAM bit, as much as the register, and the LUTs that a
-        unit of many lanes runs short of), or is :data:`DEPTH` loads behind its root."""
+        """``value`` one load later, as a register the line loads from its ring, or None
+        where the plain register is the better place: ``value`` is not one the line
+        carries, or is a root or the root one load later (the chain's two registers cost
+        less than a register and a LUT RAM bit), or is :data:`DEPTH` or more loads behind
+        its root (a new root then)."""
         origin = self._origin.get(id(value))
-        if origin is None or origin[2] is not value or origin[1] in (0, self.DEPTH):
+        if origin is None or origin[2] is not value or origin[1] < 2 or origin[1] >= self.DEPTH:
             return None
         root, delay, _ = origin
-        signal = Signal(root.shape(), name=name)
+        signal = Signal(root.shape(), name=name, reset_less=True)
         self._origin[id(signal)] = (root, delay + 1, signal)
         self._taps.append((root, delay + 1, signal))
+        self._chain.setdefault(id(root), {})[delay + 1] = signal
         return signal
 
     def elaborate(self, platform):
@@ -167,17 +190,47 @@ class Line(Elaboratable):
             for root in carried:
                 place[id(root)] = (prefix, ring, ports, offset)
                 offset += len(Value.cast(root))
+        # a stage's value is a register loaded from the ring's entry one load younger: the
+        # chain's register in every cycle, and placed by its logic, with the LUT RAM's
+        # read and its route ending at a flip-flop
         for root, delay, signal in self._taps:
             prefix, ring, ports, offset = place[id(root)]
-            if delay not in ports:
-                ports[delay] = ring.read_port(domain="comb")
-                m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
-            m.d.comb += signal.eq(ports[delay].data[offset:offset + len(Value.cast(root))])
+            if delay - 1 not in ports:
+                ports[delay - 1] = ring.read_port(domain="comb")
+                m.d.comb += ports[delay - 1].addr.eq(self._pointer(m, prefix, delay - 1))
+            with m.If(enable):
+                m.d.sync += signal.eq(ports[delay - 1].data[offset:offset + len(Value.cast(root))])
+        if isinstance(platform, Proving):
+            self._invariant(m, place, platform.carried)
         return m
 
+    def _invariant(self, m, place, carried):
+        """For a proof by induction, whose first state is arbitrary: each read pointer is
+        its delay behind the write pointer, and, for the roots named in ``carried``,
+        every entry a later read reaches holds what the chain's register of its age
+        holds (the root as it was that many loads ago). Together they carry from one
+        cycle to the next, and the values the reads load follow from them."""
+        roots = [root for roots in self._roots.values() for root in roots
+                 if id(root) in place and Value.cast(root).name in carried]
+        for root in roots:
+            pick = carried[Value.cast(root).name]
+            chain = self._chain[id(root)]
+            prefix, ring, ports, offset = place[id(root)]
+            for delay in range(1, max(chain)):
+                if delay not in ports:
+                    ports[delay] = ring.read_port(domain="comb")
+                    m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
+                entry = ports[delay].data[offset:offset + len(Value.cast(root))]
+                if isinstance(root, data.View):
+                    entry = data.View(root.shape(), entry)
+                m.d.comb += Assert(Value.cast(pick(entry)) == Value.cast(pick(chain[delay])))
+        for pointers in self._pointers.values():
+            m.d.comb += [Assert(pointer == (pointers[0] - delay)[:len(pointer)]) for delay, pointer in pointers.items()]
+
     def _pointer(self, m, prefix, delay):
-        """The ring's entry written ``delay`` loads ago: a counter that starts ``delay``
-        behind the write pointer and counts with it, so no subtract stands before a read.
+        """The ring's entry that holds its roots as they were ``delay`` loads ago: a
+        counter that starts ``delay`` behind the write pointer and counts with it, so no
+        subtract stands before a read.
         Reset-less, like the values: a reset leaves the line reading what the registers
         would have held."""
         pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, reset_less=True,
@@ -185,6 +238,7 @@ class Line(Elaboratable):
         enable = Const(1, 1) if self.enable is None else self.enable
         with m.If(enable):
             m.d.sync += pointer.eq(pointer + 1)
+        self._pointers.setdefault(prefix, {})[delay] = pointer
         return pointer
 
 
@@ -202,6 +256,7 @@ class Stage:
     """
 
     def __init__(self, m, enable, prefix: str, line: Line | None = None):
+        assert line is None or line.enable is enable, "a stage loads on its line's enable"
         self.m = m
         self.enable = enable
         self.prefix = prefix

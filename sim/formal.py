@@ -44,6 +44,7 @@ from ..model.types import Swizzle
 from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
 from ..rtl.layouts import RequestLayout, job_layout
+from ..rtl.pipeline import PROOF, Proving
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
 from ..rtl.unit import TmaUnit
@@ -96,7 +97,7 @@ def run_sby(top: Elaboratable, mode: str, depth: int, name: str = "proof", scrip
     began = time.perf_counter()
     # the clock (and a reset, where the harness's domain has one) are the design's
     # ports, so the solver steps the registers and may raise the reset in any cycle
-    fragment = Fragment.get(top, None)
+    fragment = Fragment.get(top, PROOF)
     ports = [signal for domain in fragment.domains.values()
              for signal in (domain.clk, domain.rst) if signal is not None]
     text = rtlil.convert(fragment, ports=ports)
@@ -134,11 +135,12 @@ class Probe:
     """A block elaborated once, so a harness can name its internal signals:
     ``probe["held"]`` is the signal named ``held`` in the block's own fragment,
     ``probe["queue.level"]`` the one in its submodule ``queue``. Add ``probe.fragment``
-    to the harness in place of the block."""
+    to the harness in place of the block. ``platform``: what a line in the block states
+    about its rings (:class:`~tma_unit.rtl.pipeline.Proving`)."""
 
-    def __init__(self, block):
+    def __init__(self, block, platform=PROOF):
         self.block = block
-        self.fragment = Fragment.get(block, None)
+        self.fragment = Fragment.get(block, platform)
         self._parts = dict(self._walk(self.fragment, ""))
 
     @classmethod
@@ -173,20 +175,6 @@ class Probe:
                 for signal in signals:
                     found.setdefault(signal.name, signal)
         return found
-
-
-def _line_pointers(m, probe: Probe, part: str = "line"):
-    """What the rings of a :class:`~tma_unit.rtl.pipeline.Line` need for a proof by
-    induction: each read pointer ``delay`` entries behind its ring's write pointer (they
-    start so and count together; the solver's arbitrary first state must be told)."""
-    pointers = {}
-    for name, signal in probe.signals(part).items():
-        ring, _, delay = name.rpartition("_ptr")
-        if ring and delay.isdigit():
-            pointers.setdefault(ring, {})[int(delay)] = signal
-    assert pointers, f"no ring pointers in {part}"
-    for ring in pointers.values():
-        m.d.comb += [Assert(pointer == (ring[0] - delay)[:len(pointer)]) for delay, pointer in ring.items()]
 
 
 def _domain(m, reset: bool = False):
@@ -875,7 +863,8 @@ class FrontEndOneJobEach(Elaboratable):
         m = Module()
         _domain(m)
         block = _FrontEndWrapper(FORMAL_CONFIG) if self.mutation else FrontEnd(FORMAL_CONFIG)
-        probe = Probe(block)
+        # the ids of the requests in stages 3 to 8 ride in the line's ring from stage 1
+        probe = Probe(block, Proving(carried={"s1_request": lambda request: request.request_id}))
         m.submodules.frontend = probe.fragment
         _free_inputs(m, block)
         width = FORMAL_CONFIG.id_width
@@ -903,8 +892,8 @@ class FrontEndOneJobEach(Elaboratable):
         the jobs of stages 10 and 9, the requests of stages 8 to 1), are the ones
         numbered ``taken`` to ``sent - 1``, in order: what makes the proof go through by
         induction. Stage 9's job is named, not its request: the request stage 9 passes
-        on rides in the line, apart from the job's copy of its id; the ring's pointers
-        are part of the state the induction starts from (:func:`_line_pointers`)."""
+        on rides in the line, apart from the job's copy of its id; what the line's
+        rings hold, the line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
         config = FORMAL_CONFIG
         jobs = [(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
                 (probe["skid_valid"], data.View(job_layout(config), probe["skid"])),
@@ -913,7 +902,6 @@ class FrontEndOneJobEach(Elaboratable):
         entries = [(valid, job.beat.request_id) for valid, job in jobs]
         entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe.carried(f"s{k}_request")).request_id)
                     for k in range(8, 0, -1)]
-        _line_pointers(m, probe)
         older = Const(0, FORMAL_CONFIG.id_width)
         for valid, request_id in entries:
             with m.If(valid):

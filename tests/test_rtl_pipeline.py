@@ -123,9 +123,12 @@ class Tail(wiring.Component):
 
 
 def test_a_line_is_lut_ram_of_the_bits_read(tmp_path):
-    """The chain's first register is flip-flops (32), the line's three pointers are 4 each
-    (the write pointer, stage 4's and stage 7's reads); the ring keeps the 32 bits the
-    last stage reads and the 8 stage 4 does, 4 bits a LUT RAM: 8 + 2."""
+    """Flip-flops: the chain's first register (32 bits, the root the ring is written
+    from), the two stages that logic reads (stage 4's 8 bits and stage 7's 32, each
+    loaded from the ring's entry one load younger) and the line's three pointers of 4
+    bits (the write pointer, the reads for stages 4 and 7); stages 1 and 2, which the
+    chain keeps as registers, are read by nothing and go. LUT RAM: the 32 bits stage 7
+    reads and the 8 stage 4 does, 4 bits a LUT RAM: 8 + 2."""
     cells = _cells(Tail(), tmp_path)
     lut_ram = sum(count for cell, count in cells.items() if cell.endswith("TRELLIS_DPR16X4"))
-    assert (cells.get("TRELLIS_FF", 0), lut_ram) == (32 + 3 * 4, 8 + 2)
+    assert (cells.get("TRELLIS_FF", 0), lut_ram) == (32 + 8 + 32 + 3 * 4, 8 + 2)
