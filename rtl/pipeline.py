@@ -22,8 +22,8 @@ fields, a descriptor's decoded constants, a job's constants riding with its beat
 in LUT RAM instead, when the stages share a :class:`Line`: a ring the line writes the
 value's first register into as the stages load, and from which the register of a stage
 that reads the value is loaded: from the entry that holds what the chain's register of
-the stage before would. Every register holds what the chain's would, in every cycle, so the change is
-one of storage only; the stages in between hold nothing of the value
+the stage before would. Every register holds what the chain's would, in every cycle (after a reset,
+from the first values written after it), so the change is one of storage only; the stages in between hold nothing of the value
 (docs/architecture.md, "Where values are kept").
 """
 
@@ -231,10 +231,11 @@ class Line(Elaboratable):
         """The ring's entry that holds its roots as they were ``delay`` loads ago: a
         counter that starts ``delay`` behind the write pointer and counts with it, so no
         subtract stands before a read.
-        Reset-less, like the values: a reset leaves the line reading what the registers
-        would have held."""
-        pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, reset_less=True,
-                         name=f"{self.name}_{prefix}_ptr{delay}")
+        Reset, unlike the values: a unit that powers up without initial values (an
+        export with ``--no-init``) gets its pointers' distances from the reset. The
+        entries a reset leaves belong to the requests it abandoned, which no valid stage
+        reads."""
+        pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, name=f"{self.name}_{prefix}_ptr{delay}")
         enable = Const(1, 1) if self.enable is None else self.enable
         with m.If(enable):
             m.d.sync += pointer.eq(pointer + 1)
