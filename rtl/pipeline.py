@@ -31,7 +31,7 @@ import dataclasses
 
 from amaranth.hdl import Assert, Const, Signal, Value, ValueCastable, Elaboratable, Module, Cat
 from amaranth.lib import data
-from amaranth.lib.memory import Memory
+from amaranth.lib.memory import Memory, ReadPort
 
 from .dsp import Multiplier
 
@@ -196,7 +196,7 @@ class Line(Elaboratable):
         for root, delay, signal in self._taps:
             prefix, ring, ports, offset = place[id(root)]
             if delay - 1 not in ports:
-                ports[delay - 1] = ring.read_port(domain="comb")
+                ports[delay - 1] = self._read_port(ring, prefix, delay - 1)
                 m.d.comb += ports[delay - 1].addr.eq(self._pointer(m, prefix, delay - 1))
             with m.If(enable):
                 m.d.sync += signal.eq(ports[delay - 1].data[offset:offset + len(Value.cast(root))])
@@ -218,7 +218,7 @@ class Line(Elaboratable):
             prefix, ring, ports, offset = place[id(root)]
             for delay in range(1, max(chain)):
                 if delay not in ports:
-                    ports[delay] = ring.read_port(domain="comb")
+                    ports[delay] = self._read_port(ring, prefix, delay)
                     m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
                 entry = ports[delay].data[offset:offset + len(Value.cast(root))]
                 if isinstance(root, data.View):
@@ -226,6 +226,12 @@ class Line(Elaboratable):
                 m.d.comb += Assert(Value.cast(pick(entry)) == Value.cast(pick(chain[delay])))
         for pointers in self._pointers.values():
             m.d.comb += [Assert(pointer == (pointers[0] - delay)[:len(pointer)]) for delay, pointer in pointers.items()]
+
+    def _read_port(self, ring, prefix, delay):
+        """A read port of ``ring`` for ``delay``, its signals named (a waveform's readers
+        refuse the name a port kept in a dict would get)."""
+        signature = ReadPort.Signature(shape=ring.shape, addr_width=(self.DEPTH - 1).bit_length())
+        return ReadPort(signature, memory=ring, domain="comb", path=(f"{self.name}_{prefix}_read{delay}",))
 
     def _pointer(self, m, prefix, delay):
         """The ring's entry that holds its roots as they were ``delay`` loads ago: a
