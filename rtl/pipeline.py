@@ -22,9 +22,10 @@ fields, a descriptor's decoded constants, a job's constants riding with its beat
 in LUT RAM instead, when the stages share a :class:`Line`: a ring the line writes the
 value's first register into as the stages load, and from which the register of a stage
 that reads the value is loaded: from the entry that holds what the chain's register of
-the stage before would. Every register holds what the chain's would, in every cycle (after a reset,
-from the first values written after it), so the change is one of storage only; the stages in between hold nothing of the value
-(docs/architecture.md, "Where values are kept").
+the stage before would. Every register holds what the chain's would, in every cycle
+(after a reset, from the first values written after it), so the change is one of
+storage only; the stages in between hold nothing of the value (docs/architecture.md,
+"Where values are kept").
 """
 
 import dataclasses
@@ -125,8 +126,8 @@ class Line(Elaboratable):
     roots (their registers' ``Cat``), :data:`DEPTH` entries, one read port for each
     delay read. A port reads the whole ring in simulation; synthesis keeps the LUT RAM
     of the bits some register loads from it that logic reads (Yosys trims the rest, and
-    the registers nothing reads). Every pointer is a register of its own, so a read is a LUT RAM's
-    delay behind a flip-flop and ends at one.
+    the registers nothing reads). Every pointer is a register of its own, so a read is a
+    LUT RAM's delay behind a flip-flop and ends at one.
 
     It is a submodule of the block: elaborated after the block's own ``elaborate`` has
     made every stage, so it knows every value passed on when it builds the rings.
@@ -138,9 +139,9 @@ class Line(Elaboratable):
 
     def __init__(self, enable, name: str):
         self.enable, self.name = enable, name
+        self._load = Const(1, 1) if enable is None else enable
         self._origin = {}       # id(value) -> (root, delay, value): what a value passed on reads
         self._roots = {}        # a stage's prefix -> its roots, in the order made
-        self._taps = []         # (root, delay, signal)
         self._chain = {}        # id(root) -> {delay: the register that holds the root that many loads late}
         self._pointers = {}     # a stage's prefix -> {delay: its ring's pointer}
 
@@ -168,24 +169,22 @@ class Line(Elaboratable):
         root, delay, _ = origin
         signal = Signal(root.shape(), name=name, reset_less=True)
         self._origin[id(signal)] = (root, delay + 1, signal)
-        self._taps.append((root, delay + 1, signal))
-        self._chain.setdefault(id(root), {})[delay + 1] = signal
+        self._chain[id(root)][delay + 1] = signal
         return signal
 
     def elaborate(self, platform):
         m = Module()
-        enable = Const(1, 1) if self.enable is None else self.enable
         place = {}              # id(root) -> (its stage, ring, read ports, first bit)
-        used = {id(root) for root, _, _ in self._taps}
         for prefix, roots in self._roots.items():
-            carried = [root for root in roots if id(root) in used]
+            # the roots some register loads from the ring: a chain past its first two
+            carried = [root for root in roots if max(self._chain.get(id(root), {0: None})) > 2]
             if not carried:
                 continue
             data = Cat(*carried)
             ring = Memory(shape=len(data), depth=self.DEPTH, init=[])
             m.submodules[f"{prefix}_ring"] = ring
             write = ring.write_port()
-            m.d.comb += [write.data.eq(data), write.en.eq(enable), write.addr.eq(self._pointer(m, prefix, 0))]
+            m.d.comb += [write.data.eq(data), write.en.eq(self._load), write.addr.eq(self._pointer(m, prefix, 0))]
             ports, offset = {}, 0
             for root in carried:
                 place[id(root)] = (prefix, ring, ports, offset)
@@ -193,13 +192,16 @@ class Line(Elaboratable):
         # a stage's value is a register loaded from the ring's entry one load younger: the
         # chain's register in every cycle, and placed by its logic, with the LUT RAM's
         # read and its route ending at a flip-flop
-        for root, delay, signal in self._taps:
+        for root in (root for roots in self._roots.values() for root in roots if id(root) in place):
             prefix, ring, ports, offset = place[id(root)]
-            if delay - 1 not in ports:
-                ports[delay - 1] = self._read_port(ring, prefix, delay - 1)
-                m.d.comb += ports[delay - 1].addr.eq(self._pointer(m, prefix, delay - 1))
-            with m.If(enable):
-                m.d.sync += signal.eq(ports[delay - 1].data[offset:offset + len(Value.cast(root))])
+            for delay, signal in self._chain[id(root)].items():
+                if delay <= 2:
+                    continue
+                if delay - 1 not in ports:
+                    ports[delay - 1] = self._read_port(ring, prefix, delay - 1)
+                    m.d.comb += ports[delay - 1].addr.eq(self._pointer(m, prefix, delay - 1))
+                with m.If(self._load):
+                    m.d.sync += signal.eq(ports[delay - 1].data[offset:offset + len(Value.cast(root))])
         if isinstance(platform, Proving):
             self._invariant(m, place, platform.carried)
         return m
@@ -242,8 +244,7 @@ class Line(Elaboratable):
         entries a reset leaves belong to the requests it abandoned, which no valid stage
         reads."""
         pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, name=f"{self.name}_{prefix}_ptr{delay}")
-        enable = Const(1, 1) if self.enable is None else self.enable
-        with m.If(enable):
+        with m.If(self._load):
             m.d.sync += pointer.eq(pointer + 1)
         self._pointers.setdefault(prefix, {})[delay] = pointer
         return pointer
