@@ -15,7 +15,9 @@ Two sound abstractions keep the solver's work small. Every multiplier's output i
 point (``cutpoint t:$mul``: a free value in every cycle), so a proof that holds holds for
 any product; no property here is about arithmetic. And after flattening, the parts of
 each register and memory word that no assertion reads are removed (``splitcells``,
-``opt_clean``), so a proof about control carries no datapath.
+``opt_clean -purge``: named wires too, such as a memory read port's data, which would
+otherwise keep the whole memory's read logic), so a proof about control carries no
+datapath.
 
 Some invariants name a block's internal signals (the datapath's record count, the
 walker's count of records left): :class:`Probe` finds them by name in the block's
@@ -64,7 +66,7 @@ LEAST_QUEUES_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4, beat_queue=BEAT_Q
                                  completion_depth=COMPLETION_DEPTH_RANGE[0])
 
 #: The Yosys commands between reading the harness and the solver (see the module's text).
-REDUCE = ("flatten", "cutpoint t:$mul", "memory_map", "opt -fast", "splitcells", "opt_clean", "opt -fast")
+REDUCE = ("flatten", "cutpoint t:$mul", "memory_map", "opt -fast", "splitcells", "opt_clean -purge", "opt -fast")
 
 
 # -- running SymbiYosys ------------------------------------------------------------------
