@@ -152,7 +152,7 @@ class Line(Elaboratable):
         origin = self._origin.get(id(source))
         if origin is not None and origin[2] is source and origin[1] < 2:
             self._origin[id(register)] = (origin[0], origin[1] + 1, register)
-            self._chain.setdefault(id(origin[0]), {})[origin[1] + 1] = register
+            self._chain.setdefault(id(origin[0]), {}).setdefault(origin[1] + 1, register)
         else:
             self._origin[id(register)] = (register, 0, register)
             self._roots.setdefault(prefix, []).append(register)
@@ -162,14 +162,19 @@ class Line(Elaboratable):
         where the plain register is the better place: ``value`` is not one the line
         carries, or is a root or the root one load later (the chain's two registers cost
         less than a register and a LUT RAM bit), or is :data:`DEPTH` or more loads behind
-        its root (a new root then)."""
+        its root (a new root then). Stages that pass on one value alike (branches of a
+        pipeline) get one register."""
         origin = self._origin.get(id(value))
         if origin is None or origin[2] is not value or origin[1] < 2 or origin[1] >= self.DEPTH:
             return None
         root, delay, _ = origin
+        chain = self._chain[id(root)]
+        if delay + 1 in chain:
+            # passed on twice at one delay (two stages branch from it): one register serves
+            return chain[delay + 1]
         signal = Signal(root.shape(), name=name, reset_less=True)
         self._origin[id(signal)] = (root, delay + 1, signal)
-        self._chain[id(root)][delay + 1] = signal
+        chain[delay + 1] = signal
         return signal
 
     def elaborate(self, platform):

@@ -25,13 +25,15 @@ STAGES = Line.DEPTH + 4
 
 class Chain(wiring.Component):
     """``STAGES`` stages, each passing on a plain value and a view unchanged, except
-    stage 3, which makes a new value (the plain one plus the view's low field); every
+    stage 3, which makes a new value (the plain one plus the view's low field), and
+    passing the plain value on a second time, as a branch of a pipeline would; every
     stage's values are outputs, as logic that reads them would be."""
 
     def __init__(self, stalls: bool, line: bool):
         self.stalls, self.line = stalls, line
         super().__init__({"enable": In(1), "value": In(12), "pair": In(PAIR),
-                          "values": Out(12).array(STAGES), "pairs": Out(PAIR).array(STAGES)})
+                          "values": Out(12).array(STAGES), "pairs": Out(PAIR).array(STAGES),
+                          "branches": Out(12).array(STAGES)})
 
     def elaborate(self, platform):
         m = Module()
@@ -44,8 +46,8 @@ class Chain(wiring.Component):
             stage = Stage(m, enable, f"s{k}", line)
             if k == 3:
                 value = value + pair.low
-            value, pair = stage(value, "value"), stage(pair, "pair")
-            m.d.comb += [self.values[k].eq(value), self.pairs[k].eq(pair)]
+            value, pair, branch = stage(value, "value"), stage(pair, "pair"), stage(value, "branch")
+            m.d.comb += [self.values[k].eq(value), self.pairs[k].eq(pair), self.branches[k].eq(branch)]
         return m
 
 
@@ -84,6 +86,7 @@ def test_a_line_holds_what_the_registers_would(stalls):
                     want = expected(loads, k)
                     if want is not None:
                         assert state == want, f"stage {k} after {len(loads)} loads, line {with_line}"
+                        assert ctx.get(dut.branches[k]) == want[0], f"stage {k}'s branch, line {with_line}"
                 got.append([(ctx.get(dut.values[k]), ctx.get(dut.pairs[k].as_value())) for k in range(STAGES)])
             seen[with_line] = got
 
