@@ -122,12 +122,13 @@ class Line(Elaboratable):
     may carry. The next two stages that pass a root on get registers, as without the
     line; a stage that passes on the second of them, or a value the line carries, gets a
     register the line loads from its ring: the root as it was ``delay - 1`` loads ago,
-    which is what the chain's register before it would hold. One ring per stage of
-    roots (their registers' ``Cat``), :data:`DEPTH` entries, one read port for each
-    delay read. A port reads the whole ring in simulation; synthesis keeps the LUT RAM
-    of the bits some register loads from it that logic reads (Yosys trims the rest, and
-    the registers nothing reads). Every pointer is a register of its own, so a read is a
-    LUT RAM's delay behind a flip-flop and ends at one.
+    which is what the chain's register before it would hold. A stage's roots are kept
+    in a ring (their registers' ``Cat``, :data:`DEPTH` entries) for each set of delays
+    they are read at, with a read port for each delay: a simulator reads a port's whole
+    width in every cycle, so a port carries only roots that some register loads from
+    it. Synthesis keeps the LUT RAM of the bits that logic reads (Yosys trims the rest,
+    and the registers nothing reads). Every pointer is a register of its own, shared by
+    the stage's rings, so a read is a LUT RAM's delay behind a flip-flop and ends at one.
 
     It is a submodule of the block: elaborated after the block's own ``elaborate`` has
     made every stage, so it knows every value passed on when it builds the rings.
@@ -181,32 +182,35 @@ class Line(Elaboratable):
         m = Module()
         place = {}              # id(root) -> (its stage, ring, read ports, first bit)
         for prefix, roots in self._roots.items():
-            # the roots some register loads from the ring: a chain past its first two
-            carried = [root for root in roots if max(self._chain.get(id(root), {0: None})) > 2]
-            if not carried:
-                continue
-            data = Cat(*carried)
-            ring = Memory(shape=len(data), depth=self.DEPTH, init=[])
-            m.submodules[f"{prefix}_ring"] = ring
-            write = ring.write_port()
-            m.d.comb += [write.data.eq(data), write.en.eq(self._load), write.addr.eq(self._pointer(m, prefix, 0))]
-            ports, offset = {}, 0
-            for root in carried:
-                place[id(root)] = (prefix, ring, ports, offset)
-                offset += len(Value.cast(root))
+            # the roots some register loads from a ring (a chain past its first two), a
+            # ring for each set of delays read, so that a read port reads only the bits
+            # some register loads: a simulator reads a port's whole width
+            rings = {}
+            for root in roots:
+                delays = tuple(sorted(delay for delay in self._chain.get(id(root), {}) if delay > 2))
+                if delays:
+                    rings.setdefault(delays, []).append(root)
+            for number, carried in enumerate(rings.values()):
+                data = Cat(*carried)
+                ring = Memory(shape=len(data), depth=self.DEPTH, init=[])
+                name = f"{prefix}_ring{number}"
+                m.submodules[name] = ring
+                write = ring.write_port()
+                m.d.comb += [write.data.eq(data), write.en.eq(self._load),
+                             write.addr.eq(self._pointer(m, prefix, 0))]
+                ports, offset = {}, 0
+                for root in carried:
+                    place[id(root)] = (name, prefix, ring, ports, offset)
+                    offset += len(Value.cast(root))
         # a stage's value is a register loaded from the ring's entry one load younger: the
         # chain's register in every cycle, and placed by its logic, with the LUT RAM's
         # read and its route ending at a flip-flop
         for root in (root for roots in self._roots.values() for root in roots if id(root) in place):
-            prefix, ring, ports, offset = place[id(root)]
             for delay, signal in self._chain[id(root)].items():
-                if delay <= 2:
-                    continue
-                if delay - 1 not in ports:
-                    ports[delay - 1] = self._read_port(ring, prefix, delay - 1)
-                    m.d.comb += ports[delay - 1].addr.eq(self._pointer(m, prefix, delay - 1))
-                with m.If(self._load):
-                    m.d.sync += signal.eq(ports[delay - 1].data[offset:offset + len(Value.cast(root))])
+                if delay > 2:
+                    entry = self._read(m, place[id(root)], delay - 1, root)     # outside the If: its address is comb
+                    with m.If(self._load):
+                        m.d.sync += signal.eq(entry)
         if isinstance(platform, Proving):
             self._invariant(m, place, platform.carried)
         return m
@@ -222,23 +226,25 @@ class Line(Elaboratable):
         for root in roots:
             pick = carried[Value.cast(root).name]
             chain = self._chain[id(root)]
-            prefix, ring, ports, offset = place[id(root)]
             for delay in range(1, max(chain)):
-                if delay not in ports:
-                    ports[delay] = self._read_port(ring, prefix, delay)
-                    m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
-                entry = ports[delay].data[offset:offset + len(Value.cast(root))]
+                entry = self._read(m, place[id(root)], delay, root)
                 if isinstance(root, data.View):
                     entry = data.View(root.shape(), entry)
                 m.d.comb += Assert(Value.cast(pick(entry)) == Value.cast(pick(chain[delay])))
         for pointers in self._pointers.values():
             m.d.comb += [Assert(pointer == (pointers[0] - delay)[:len(pointer)]) for delay, pointer in pointers.items()]
 
-    def _read_port(self, ring, prefix, delay):
-        """A read port of ``ring`` for ``delay``, its signals named (a waveform's readers
-        refuse the name a port kept in a dict would get)."""
-        signature = ReadPort.Signature(shape=ring.shape, addr_width=(self.DEPTH - 1).bit_length())
-        return ReadPort(signature, memory=ring, domain="comb", path=(f"{self.name}_{prefix}_read{delay}",))
+    def _read(self, m, place, delay, root):
+        """``root`` as it was ``delay`` loads ago, read from its ring (``place``: the
+        ring's name, its stage, the ring, its read ports by delay and the root's first
+        bit); a ring has one read port for each delay, its signals named (a waveform's
+        readers refuse the name a port kept in a dict would get)."""
+        name, prefix, ring, ports, offset = place
+        if delay not in ports:
+            signature = ReadPort.Signature(shape=ring.shape, addr_width=(self.DEPTH - 1).bit_length())
+            ports[delay] = ReadPort(signature, memory=ring, domain="comb", path=(f"{self.name}_{name}_read{delay}",))
+            m.d.comb += ports[delay].addr.eq(self._pointer(m, prefix, delay))
+        return ports[delay].data[offset:offset + len(Value.cast(root))]
 
     def _pointer(self, m, prefix, delay):
         """The ring's entry that holds its roots as they were ``delay`` loads ago: a
@@ -248,11 +254,12 @@ class Line(Elaboratable):
         export with ``--no-init``) gets its pointers' distances from the reset. The
         entries a reset leaves belong to the requests it abandoned, which no valid stage
         reads."""
-        pointer = Signal(range(self.DEPTH), init=-delay % self.DEPTH, name=f"{self.name}_{prefix}_ptr{delay}")
-        with m.If(self._load):
-            m.d.sync += pointer.eq(pointer + 1)
-        self._pointers.setdefault(prefix, {})[delay] = pointer
-        return pointer
+        pointers = self._pointers.setdefault(prefix, {})
+        if delay not in pointers:
+            pointers[delay] = Signal(range(self.DEPTH), init=-delay % self.DEPTH, name=f"{self.name}_{prefix}_ptr{delay}")
+            with m.If(self._load):
+                m.d.sync += pointers[delay].eq(pointers[delay] + 1)
+        return pointers[delay]
 
 
 class Stage:
