@@ -48,6 +48,10 @@ cycle. So the stages' enable is a register: no path runs from the walker or the
 datapath to the front end's 8,000 flip-flops (docs/fpga.md, "Clock speed"), and a
 request is still accepted every cycle while jobs are taken every cycle.
 
+The stages' values and their line load only while some stage holds a request
+(:func:`.pipeline.occupied`): the valid bits move with every advance, and an idle front
+end changes no state, so a gated simulation skips it (sim/gating.py).
+
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
 
@@ -78,7 +82,7 @@ from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, de
                      decode_row_bytes, rank_is, rank_above)
 from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
                       COUNT_WIDTH)
-from .pipeline import Line, Stage, bundle
+from .pipeline import Line, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
 from .regfile import SnapshotSignature
@@ -298,8 +302,15 @@ class FrontEnd(wiring.Component):
         skid = Signal(job_layout(self.config))
         skid_valid = Signal()
         advance = ~skid_valid
-        m.submodules.line = line = Line(advance, "s")
-        stage = {k: Stage(m, advance, f"s{k}", line) for k in range(1, STAGES)}
+        # the stages' values (and their line) load only while a request is in them, so an
+        # idle front end changes no state (a gated simulation skips it: sim/gating.py);
+        # the valid bits move with every advance, and stage 1 takes each request
+        busy = Signal()
+        load = Signal()
+        m.d.comb += load.eq(advance & busy)
+        m.submodules.line = line = Line(load, "s")
+        stage = {1: Stage(m, advance, "s1", line),
+                 **{k: Stage(m, advance, f"s{k}", line, values=load) for k in range(2, STAGES)}}
         valid, request = self._accept(m, stage[1], advance)
         checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
@@ -314,6 +325,7 @@ class FrontEnd(wiring.Component):
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
         self._job_register(m, r, skid, skid_valid, advance)
+        m.d.comb += busy.eq(occupied(m, self.requests.valid, stage.values(), "s_busy"))
         return m
 
     def _accept(self, m, stage, advance):

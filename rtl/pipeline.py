@@ -26,9 +26,15 @@ the stage before would. Every register holds what the chain's would, in every cy
 (after a reset, from the first values written after it), so the change is one of
 storage only; the stages in between hold nothing of the value (docs/architecture.md,
 "Where values are kept").
+
+A pipeline that stalls may load its values (a line's too) only while a stage holds a
+valid one (:func:`occupied`, ``Stage``'s ``values``): what an empty stage holds is never
+read, and an idle block then changes no state.
 """
 
 import dataclasses
+from functools import reduce
+from operator import or_
 
 from amaranth.hdl import Assert, Const, Signal, Value, ValueCastable, Elaboratable, Module, Cat
 from amaranth.lib import data
@@ -36,7 +42,7 @@ from amaranth.lib.memory import Memory, ReadPort
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Line", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Line", "occupied", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -146,12 +152,16 @@ class Line(Elaboratable):
         self._chain = {}        # id(root) -> {delay: the register that holds the root that many loads late}
         self._pointers = {}     # a stage's prefix -> {delay: its ring's pointer}
 
-    def root(self, prefix: str, register, source):
-        """``register``, made by stage ``prefix`` from ``source``, which a later stage may
-        pass on: a root of the line, or a register of the chain that follows a root for
-        its first two loads (:meth:`pass_on`), whose next stages read the root's ring."""
+    def root(self, prefix: str, register, source, enable):
+        """``register``, made by stage ``prefix`` from ``source`` and loaded when
+        ``enable`` is high, which a later stage may pass on: a root of the line, or a
+        register of the chain that follows a root for its first two loads
+        (:meth:`pass_on`), whose next stages read the root's ring. A root may load on any
+        enable (the ring takes it as it stands at each load); the chain's registers load
+        with the line."""
         origin = self._origin.get(id(source))
         if origin is not None and origin[2] is source and origin[1] < 2:
+            assert enable is self.enable, f"{register.name} passes a value of the line on: it loads with the line"
             self._origin[id(register)] = (origin[0], origin[1] + 1, register)
             self._chain.setdefault(id(origin[0]), {}).setdefault(origin[1] + 1, register)
         else:
@@ -262,6 +272,18 @@ class Line(Elaboratable):
         return pointers[delay]
 
 
+def occupied(m, entering, stages, name: str):
+    """A register that is high in every cycle some of ``stages`` (:class:`Stage` objects)
+    holds a valid bit that is set, and may be high in others: set after a cycle in which
+    ``entering`` (a value's acceptance into the first stage) or any of their valid bits
+    was. A pipeline's values need load only while it is high (``Stage``'s ``values``):
+    a stage's valid bits at a cycle come from the cycle before, each from the stage
+    before or itself, or from ``entering``."""
+    register = Signal(name=name)
+    m.d.sync += register.eq(reduce(or_, [entering, *(valid for stage in stages for valid in stage.valids)]))
+    return register
+
+
 class Stage:
     """Registers loaded from their values in every cycle ``enable`` is high (every cycle
     when ``enable`` is None: a pipeline that never stalls).
@@ -271,17 +293,24 @@ class Stage:
     gives the same structure of registers (a bundle's field ``f`` named ``name_f``, or
     ``f`` alone when ``name`` is None), and Python constants (ints, bools) pass through
     unchanged. A register named ``valid`` (or ``*_valid``, a bundle's ``valid`` field
-    included) is reset; the others are reset-less. With a ``line`` (whose enable is the
-    stage's), a value passed on unchanged rides in it (:class:`Line`).
+    included) is reset, and the stage keeps it in :attr:`valids`; the others are
+    reset-less. With a ``line``, a value passed on unchanged rides in it (:class:`Line`).
+
+    ``values``, where given, is the enable of the registers other than the valid bits:
+    a pipeline whose values stand still while no stage holds a valid one
+    (:func:`occupied`), so that an idle block changes no state, and a simulator that
+    skips a block whose state did not change (sim/gating.py) skips it. A stage that
+    passes on a line's values loads them with the line.
     """
 
-    def __init__(self, m, enable, prefix: str, line: Line | None = None):
-        assert line is None or line.enable is enable, "a stage loads on its line's enable"
+    def __init__(self, m, enable, prefix: str, line: Line | None = None, values=None):
         self.m = m
         self.enable = enable
+        self.values = enable if values is None else values
         self.prefix = prefix
         self.line = line
         self.blocks = 0
+        self.valids = []
 
     def __call__(self, value, name: str | None = "value"):
         if dataclasses.is_dataclass(value):
@@ -301,12 +330,15 @@ class Stage:
             if carried is not None:
                 return carried
         register = Signal(value.shape(), name=f"{self.prefix}_{name}", reset_less=not reset)
-        if self.line is not None and not reset:
-            self.line.root(self.prefix, register, value)
-        if self.enable is None:
+        enable = self.enable if reset else self.values
+        if reset:
+            self.valids.append(register)
+        elif self.line is not None:
+            self.line.root(self.prefix, register, value, enable)
+        if enable is None:
             self.m.d.sync += register.eq(value)
         else:
-            with self.m.If(self.enable):
+            with self.m.If(enable):
                 self.m.d.sync += register.eq(value)
         return register
 
@@ -324,5 +356,5 @@ class Stage:
         self.m.submodules[f"{self.prefix}_dsp{self.blocks}"] = block     # named in timing reports
         self.blocks += 1
         self.m.d.comb += [block.a.eq(a), block.b.eq(b),
-                          block.enable.eq(Const(1, 1) if self.enable is None else self.enable)]
+                          block.enable.eq(Const(1, 1) if self.values is None else self.values)]
         return Delayed(block.product, 2 if registered_inputs else 1)

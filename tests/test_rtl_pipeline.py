@@ -12,7 +12,7 @@ from amaranth.hdl import Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
-from tma_unit.rtl.pipeline import Line, Stage
+from tma_unit.rtl.pipeline import Line, Stage, occupied
 from tma_unit.synth import yowasp_tool
 
 from simulator import simulate
@@ -135,3 +135,67 @@ def test_a_line_is_lut_ram_of_the_bits_read(tmp_path):
     cells = _cells(Tail(), tmp_path)
     lut_ram = sum(count for cell, count in cells.items() if cell.endswith("TRELLIS_DPR16X4"))
     assert (cells.get("TRELLIS_FF", 0), lut_ram) == (32 + 8 + 32 + 3 * 4, 8 + 2)
+
+
+class Occupied(wiring.Component):
+    """``STAGES`` stages passing a value and a valid bit on, the values loaded only while
+    some stage holds a valid one (:func:`occupied`), as the front end's are."""
+
+    def __init__(self):
+        super().__init__({"enable": In(1), "valid": In(1), "value": In(12),
+                          "valids": Out(1).array(STAGES), "values": Out(12).array(STAGES)})
+
+    def elaborate(self, platform):
+        m = Module()
+        busy = Signal()
+        load = self.enable & busy
+        m.submodules.line = line = Line(load, "t")
+        stages = [Stage(m, self.enable, "s0", line)] + [Stage(m, self.enable, f"s{k}", line, values=load)
+                                                         for k in range(1, STAGES)]
+        valid, value = self.valid, self.value
+        for k, stage in enumerate(stages):
+            valid, value = stage(valid, "valid"), stage(value, "value")
+            m.d.comb += [self.valids[k].eq(valid), self.values[k].eq(value)]
+        m.d.comb += busy.eq(occupied(m, self.valid, stages, "busy"))
+        return m
+
+
+def test_values_load_only_while_a_stage_is_occupied():
+    """Bursts of valid inputs with idle stretches between them, random stalls: every stage
+    whose valid bit is set holds the input of the load that set it (the chain's
+    derivation: the value given k loads before), and once the stages are empty their
+    values stand still (the block changes no state while idle)."""
+    rng = random.Random(20261127)
+    steps = []
+    for _ in range(12):
+        steps += [(rng.getrandbits(12), rng.random() < 0.7, rng.random() < 0.7) for _ in range(rng.randrange(1, 12))]
+        steps += [(rng.getrandbits(12), False, True) for _ in range(STAGES + 4)]
+    dut = Occupied()
+
+    async def bench(ctx):
+        loads, idle_since, checked, empty, still = [], None, 0, 0, 0
+        for value, valid, enable in steps:
+            ctx.set(dut.value, value)
+            ctx.set(dut.valid, valid)
+            ctx.set(dut.enable, enable)
+            await ctx.tick()
+            if enable:
+                loads.append((value, valid))
+            values = [ctx.get(dut.values[k]) for k in range(STAGES)]
+            for k in range(STAGES):
+                if ctx.get(dut.valids[k]):
+                    assert (values[k], True) == loads[-1 - k], f"stage {k} after {len(loads)} loads"
+                    checked += 1
+            # stage 0 takes every input; the others stand still from the second load with
+            # no stage valid (the first is the one the register saw the last valid bit at)
+            if not any(ctx.get(dut.valids[k]) for k in range(STAGES)) and not valid:
+                empty += 1
+                if empty > 2:
+                    assert values[1:] == idle_since[1:], "an empty pipeline's values moved"
+                    still += 1
+                idle_since = values
+            else:
+                empty = 0
+        assert checked > 200 and still > 50
+
+    simulate(dut, bench)
