@@ -44,13 +44,16 @@ in the stages' :class:`.pipeline.Line`, in LUT RAM, not in a register a stage
 The stages move together while the skid register is empty. A job the walker does not
 take yet stays in the job register, and the job behind it moves into the skid, which
 stops the stages until the walker takes the first; the skid's job moves up in that
-cycle. So the stages' enable is a register: no path runs from the walker or the
-datapath to the front end's 8,000 flip-flops (docs/fpga.md, "Clock speed"), and a
-request is still accepted every cycle while jobs are taken every cycle.
+cycle. So the stages' enable is a register (``advance``, the skid's valid bit
+inverted): no path runs from the walker or the datapath to the front end's 8,000
+flip-flops (docs/fpga.md, "Clock speed"), and a request is still accepted every cycle
+while jobs are taken every cycle.
 
-The stages' values and their line load only while some stage holds a request
-(:func:`.pipeline.occupied`): the valid bits move with every advance, and an idle front
-end changes no state, so a gated simulation skips it (sim/gating.py).
+The valid bits move with every advance; the stages' values and their line load only
+while some stage holds a request (``advance`` and a register, :func:`.pipeline.occupied`),
+and stage 1's in the cycles a request is accepted. What an empty stage holds is never
+read, and an idle front end changes no state, so a gated simulation skips it
+(sim/gating.py).
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -298,20 +301,20 @@ class FrontEnd(wiring.Component):
         m = Module()
         # the skid register: a second job, loaded when the job register is held while the
         # stages move. The stages move while it is empty, so their enable is a register
-        # and not the end of the walker's and the datapath's logic (docs/fpga.md).
+        # (their values', an AND of two) and not the end of the walker's and the
+        # datapath's logic (docs/fpga.md).
         skid = Signal(job_layout(self.config))
         skid_valid = Signal()
         advance = ~skid_valid
         # the stages' values (and their line) load only while a request is in them, so an
         # idle front end changes no state (a gated simulation skips it: sim/gating.py);
         # the valid bits move with every advance, and stage 1 takes each request
-        busy = Signal()
-        load = Signal()
-        m.d.comb += load.eq(advance & busy)
+        busy, load, accept = Signal(), Signal(), Signal()
+        m.d.comb += [load.eq(advance & busy), accept.eq(self.requests.valid & advance)]
         m.submodules.line = line = Line(load, "s")
-        stage = {1: Stage(m, advance, "s1", line),
-                 **{k: Stage(m, advance, f"s{k}", line, values=load) for k in range(2, STAGES)}}
-        valid, request = self._accept(m, stage[1], advance)
+        stage = {1: Stage(m, advance, "s1", line, load=accept),
+                 **{k: Stage(m, advance, f"s{k}", line, load=load) for k in range(2, STAGES)}}
+        valid, request = self._accept(m, stage[1], advance, accept)
         checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
                                  slot_valid=self.snapshot.valid, checked=checked, snapshot=self.snapshot.data,
@@ -325,16 +328,17 @@ class FrontEnd(wiring.Component):
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
         self._job_register(m, r, skid, skid_valid, advance)
-        m.d.comb += busy.eq(occupied(m, self.requests.valid, stage.values(), "s_busy"))
+        m.d.comb += busy.eq(occupied(m, self.requests.valid, stage.values(), "s_busy", platform))
         return m
 
-    def _accept(self, m, stage, advance):
-        """Stage 1: the request is registered, and its slot is read from the descriptor
-        file (the snapshot: later bus writes to the slot cannot reach this request)."""
+    def _accept(self, m, stage, advance, accept):
+        """Stage 1: the request is registered (its values in the cycles one is accepted),
+        and its slot is read from the descriptor file (the snapshot: later bus writes to
+        the slot cannot reach this request)."""
         m.d.comb += [
             self.requests.ready.eq(advance),
             self.snapshot.slot.eq(self.requests.payload.slot),
-            self.snapshot.en.eq(self.requests.valid & advance),
+            self.snapshot.en.eq(accept),
         ]
         return stage(self.requests.valid, "valid"), stage(self.requests.payload, "request")
 

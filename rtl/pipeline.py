@@ -28,8 +28,9 @@ storage only; the stages in between hold nothing of the value (docs/architecture
 "Where values are kept").
 
 A pipeline that stalls may load its values (a line's too) only while a stage holds a
-valid one (:func:`occupied`, ``Stage``'s ``values``): what an empty stage holds is never
-read, and an idle block then changes no state.
+valid one (:func:`occupied`, ``Stage``'s ``load``): what an empty stage holds is never
+read, and an idle block then changes no state. Its registers then hold the chain's
+values while their stage's valid bit is set, which is when anything reads them.
 """
 
 import dataclasses
@@ -122,7 +123,9 @@ PROOF = Proving()
 
 
 class Line(Elaboratable):
-    """The values that stages sharing ``enable`` only pass on, kept in LUT RAM.
+    """The values that stages loading on ``enable`` only pass on, kept in LUT RAM (a
+    root, the register a stage makes from a new value, may load on another enable: the
+    ring takes it as it stands at each load).
 
     Every register a :class:`Stage` of the line makes from a new value is a root the line
     may carry. The next two stages that pass a root on get registers, as without the
@@ -150,7 +153,7 @@ class Line(Elaboratable):
         self._origin = {}       # id(value) -> (root, delay, value): what a value passed on reads
         self._roots = {}        # a stage's prefix -> its roots, in the order made
         self._chain = {}        # id(root) -> {delay: the register that holds the root that many loads late}
-        self._pointers = {}     # a stage's prefix -> {delay: its ring's pointer}
+        self._pointers = {}     # a stage's prefix -> {delay: its rings' pointer}
 
     def root(self, prefix: str, register, source, enable):
         """``register``, made by stage ``prefix`` from ``source`` and loaded when
@@ -190,7 +193,7 @@ class Line(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        place = {}              # id(root) -> (its stage, ring, read ports, first bit)
+        place = {}              # id(root) -> (its ring's name, its stage, the ring, its read ports, first bit)
         for prefix, roots in self._roots.items():
             # the roots some register loads from a ring (a chain past its first two), a
             # ring for each set of delays read, so that a read port reads only the bits
@@ -272,15 +275,20 @@ class Line(Elaboratable):
         return pointers[delay]
 
 
-def occupied(m, entering, stages, name: str):
+def occupied(m, offered, stages, name: str, platform=None):
     """A register that is high in every cycle some of ``stages`` (:class:`Stage` objects)
     holds a valid bit that is set, and may be high in others: set after a cycle in which
-    ``entering`` (a value's acceptance into the first stage) or any of their valid bits
-    was. A pipeline's values need load only while it is high (``Stage``'s ``values``):
-    a stage's valid bits at a cycle come from the cycle before, each from the stage
-    before or itself, or from ``entering``."""
+    ``offered`` (a value offered to the first stage) or any of their valid bits was. A
+    pipeline's values need load only while it is high (``Stage``'s ``load``). This
+    holds where each stage's valid bit is set only from the stage before it, from itself
+    or from ``offered``: a stage's valid bit at a cycle then comes from the cycle before.
+    For a proof (:class:`Proving` as ``platform``), it asserts that: a proof by
+    induction starts from an arbitrary state, and needs it stated."""
+    valids = [valid for stage in stages for valid in stage.valids]
     register = Signal(name=name)
-    m.d.sync += register.eq(reduce(or_, [entering, *(valid for stage in stages for valid in stage.valids)]))
+    m.d.sync += register.eq(reduce(or_, [offered, *valids]))
+    if isinstance(platform, Proving):
+        m.d.comb += Assert(register | ~reduce(or_, valids))
     return register
 
 
@@ -293,20 +301,21 @@ class Stage:
     gives the same structure of registers (a bundle's field ``f`` named ``name_f``, or
     ``f`` alone when ``name`` is None), and Python constants (ints, bools) pass through
     unchanged. A register named ``valid`` (or ``*_valid``, a bundle's ``valid`` field
-    included) is reset, and the stage keeps it in :attr:`valids`; the others are
-    reset-less. With a ``line``, a value passed on unchanged rides in it (:class:`Line`).
+    included) is reset, the others are reset-less; the stage keeps its own valid bit,
+    the one named ``valid``, in :attr:`valids`. With a ``line``, a value passed on
+    unchanged rides in it (:class:`Line`).
 
-    ``values``, where given, is the enable of the registers other than the valid bits:
-    a pipeline whose values stand still while no stage holds a valid one
-    (:func:`occupied`), so that an idle block changes no state, and a simulator that
-    skips a block whose state did not change (sim/gating.py) skips it. A stage that
-    passes on a line's values loads them with the line.
+    ``load``, where given, is the enable of the registers that are not reset: a pipeline
+    whose values stand still while no stage holds a valid one (:func:`occupied`), so
+    that an idle block changes no state, and a simulator that skips a block whose state
+    did not change (sim/gating.py) skips it. A stage that passes on a line's values
+    loads them with the line.
     """
 
-    def __init__(self, m, enable, prefix: str, line: Line | None = None, values=None):
+    def __init__(self, m, enable, prefix: str, line: Line | None = None, load=None):
         self.m = m
         self.enable = enable
-        self.values = enable if values is None else values
+        self.load = enable if load is None else load
         self.prefix = prefix
         self.line = line
         self.blocks = 0
@@ -330,10 +339,10 @@ class Stage:
             if carried is not None:
                 return carried
         register = Signal(value.shape(), name=f"{self.prefix}_{name}", reset_less=not reset)
-        enable = self.enable if reset else self.values
-        if reset:
+        enable = self.enable if reset else self.load
+        if name == "valid":
             self.valids.append(register)
-        elif self.line is not None:
+        if not reset and self.line is not None:
             self.line.root(self.prefix, register, value, enable)
         if enable is None:
             self.m.d.sync += register.eq(value)
@@ -356,5 +365,5 @@ class Stage:
         self.m.submodules[f"{self.prefix}_dsp{self.blocks}"] = block     # named in timing reports
         self.blocks += 1
         self.m.d.comb += [block.a.eq(a), block.b.eq(b),
-                          block.enable.eq(Const(1, 1) if self.values is None else self.values)]
+                          block.enable.eq(Const(1, 1) if self.load is None else self.load)]
         return Delayed(block.product, 2 if registered_inputs else 1)

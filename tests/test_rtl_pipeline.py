@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 from amaranth.back import rtlil
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -21,19 +21,24 @@ PAIR = data.StructLayout({"low": 5, "high": 7})
 #: Stages of the test's pipeline: more than a ring's entries, so a value passed on that
 #: far starts a new root.
 STAGES = Line.DEPTH + 4
+#: The last stage a short-lived value reaches: its ring is read at fewer delays than the
+#: other values made in its stage, so that stage has two rings.
+SHORT = 6
 
 
 class Chain(wiring.Component):
     """``STAGES`` stages, each passing on a plain value and a view unchanged, except
     stage 3, which makes a new value (the plain one plus the view's low field), and
-    passing the plain value on a second time, as a branch of a pipeline would; every
+    passing the plain value on a second time, as a branch of a pipeline would; a third
+    value goes as far as stage ``SHORT`` only; every
     stage's values are outputs, as logic that reads them would be."""
 
     def __init__(self, stalls: bool, line: bool):
         self.stalls, self.line = stalls, line
         super().__init__({"enable": In(1), "value": In(12), "pair": In(PAIR),
                           "values": Out(12).array(STAGES), "pairs": Out(PAIR).array(STAGES),
-                          "branches": Out(12).array(STAGES)})
+                          "branches": Out(12).array(STAGES),
+                          "short": In(8), "shorts": Out(8).array(SHORT + 1)})
 
     def elaborate(self, platform):
         m = Module()
@@ -41,9 +46,12 @@ class Chain(wiring.Component):
         line = None
         if self.line:
             m.submodules.line = line = Line(enable, "t")
-        value, pair = self.value, self.pair
+        value, pair, short = self.value, self.pair, self.short
         for k in range(STAGES):
             stage = Stage(m, enable, f"s{k}", line)
+            if k <= SHORT:
+                short = stage(short, "short")
+                m.d.comb += self.shorts[k].eq(short)
             if k == 3:
                 value = value + pair.low
             value, pair, branch = stage(value, "value"), stage(pair, "pair"), stage(value, "branch")
@@ -57,7 +65,8 @@ def test_a_line_holds_what_the_registers_would(stalls):
     stage k holds the inputs given at the k-th load before (stage 3 on, plus the view's
     low field as it was at stage 3's load)."""
     rng = random.Random(20261127)
-    steps = [(rng.getrandbits(12), rng.getrandbits(12), rng.random() < 0.6 or not stalls) for _ in range(120)]
+    steps = [(rng.getrandbits(12), rng.getrandbits(12), rng.getrandbits(8), rng.random() < 0.6 or not stalls)
+             for _ in range(120)]
 
     def expected(loads, k):
         """Stage k's (value, pair) after ``loads``, the inputs of each load, oldest first."""
@@ -73,14 +82,18 @@ def test_a_line_holds_what_the_registers_would(stalls):
         dut = Chain(stalls, with_line)
 
         async def bench(ctx, dut=dut, with_line=with_line):
-            loads, got = [], []
-            for value, pair, enable in steps:
+            loads, got, shorts = [], [], []
+            for value, pair, short, enable in steps:
                 ctx.set(dut.value, value)
                 ctx.set(dut.pair.as_value(), pair)
+                ctx.set(dut.short, short)
                 ctx.set(dut.enable, enable)
                 await ctx.tick()
                 if enable:
                     loads.append((value, pair))
+                    shorts.append(short)
+                for k in range(min(SHORT + 1, len(shorts))):
+                    assert ctx.get(dut.shorts[k]) == shorts[-1 - k], f"stage {k}'s short value, line {with_line}"
                 for k in range(STAGES):
                     state = (ctx.get(dut.values[k]), ctx.get(dut.pairs[k].as_value()))
                     want = expected(loads, k)
@@ -139,10 +152,12 @@ def test_a_line_is_lut_ram_of_the_bits_read(tmp_path):
 
 class Occupied(wiring.Component):
     """``STAGES`` stages passing a value and a valid bit on, the values loaded only while
-    some stage holds a valid one (:func:`occupied`), as the front end's are."""
+    some stage holds a valid one (:func:`occupied`), as the front end's are; beside
+    them a bit named like a valid bit that is always set (as a slot's valid bit
+    travels with the front end's requests), which is not a stage's valid bit."""
 
     def __init__(self):
-        super().__init__({"enable": In(1), "valid": In(1), "value": In(12),
+        super().__init__({"enable": In(1), "valid": In(1), "value": In(12), "busy": Out(1),
                           "valids": Out(1).array(STAGES), "values": Out(12).array(STAGES)})
 
     def elaborate(self, platform):
@@ -150,26 +165,27 @@ class Occupied(wiring.Component):
         busy = Signal()
         load = self.enable & busy
         m.submodules.line = line = Line(load, "t")
-        stages = [Stage(m, self.enable, "s0", line)] + [Stage(m, self.enable, f"s{k}", line, values=load)
+        stages = [Stage(m, self.enable, "s0", line)] + [Stage(m, self.enable, f"s{k}", line, load=load)
                                                          for k in range(1, STAGES)]
-        valid, value = self.valid, self.value
+        valid, value, flag = self.valid, self.value, Const(1, 1)
         for k, stage in enumerate(stages):
-            valid, value = stage(valid, "valid"), stage(value, "value")
+            valid, value, flag = stage(valid, "valid"), stage(value, "value"), stage(flag, "flag_valid")
             m.d.comb += [self.valids[k].eq(valid), self.values[k].eq(value)]
-        m.d.comb += busy.eq(occupied(m, self.valid, stages, "busy"))
+        m.d.comb += [busy.eq(occupied(m, self.valid, stages, "busy")), self.busy.eq(busy)]
         return m
 
 
 def test_values_load_only_while_a_stage_is_occupied():
     """Bursts of valid inputs with idle stretches between them, random stalls: every stage
     whose valid bit is set holds the input of the load that set it (the chain's
-    derivation: the value given k loads before), and once the stages are empty their
-    values stand still (the block changes no state while idle)."""
+    derivation: the value given k loads before), and once the stages are empty the
+    register that says they are occupied falls and their values stand still (the block
+    changes no state while idle)."""
     rng = random.Random(20261127)
     steps = []
     for _ in range(12):
         steps += [(rng.getrandbits(12), rng.random() < 0.7, rng.random() < 0.7) for _ in range(rng.randrange(1, 12))]
-        steps += [(rng.getrandbits(12), False, True) for _ in range(STAGES + 4)]
+        steps += [(rng.getrandbits(12), False, rng.random() < 0.8) for _ in range(2 * STAGES + 4)]
     dut = Occupied()
 
     async def bench(ctx):
@@ -190,6 +206,8 @@ def test_values_load_only_while_a_stage_is_occupied():
             # no stage valid (the first is the one the register saw the last valid bit at)
             if not any(ctx.get(dut.valids[k]) for k in range(STAGES)) and not valid:
                 empty += 1
+                if empty > 1:
+                    assert not ctx.get(dut.busy), "the pipeline is empty and occupied"
                 if empty > 2:
                     assert values[1:] == idle_since[1:], "an empty pipeline's values moved"
                     still += 1
