@@ -309,7 +309,7 @@ class FrontEnd(wiring.Component):
         # the stages' values (and their line) load only while a request is in them, so an
         # idle front end changes no state (a gated simulation skips it: sim/gating.py);
         # the valid bits move with every advance, and stage 1 takes each request
-        busy, load, accept = Signal(), Signal(), Signal()
+        busy, load, accept = Signal(name="busy"), Signal(name="load"), Signal(name="accept")
         m.d.comb += [load.eq(advance & busy), accept.eq(self.requests.valid & advance)]
         m.submodules.line = line = Line(load, "s")
         stage = {1: Stage(m, advance, "s1", line, load=accept),
