@@ -148,6 +148,6 @@ def test_cxxrtl_flow_splits_loops_through_wires_and_refuses_what_it_cannot(monke
             return m
 
     assert "p_y" in cxxrtl.write_cxxrtl(SelfFed())
-    monkeypatch.setattr(cxxrtl, "PASSES", "opt -full; opt_clean -purge")
+    monkeypatch.setattr(cxxrtl, "PASSES", "opt; opt_clean -purge")
     with pytest.raises(RuntimeError, match="combinational loop through a wire"):
         cxxrtl.write_cxxrtl(SelfFed())
