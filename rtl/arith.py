@@ -24,7 +24,7 @@ part-way (docs/fpga.md, "Clock speed").
 
 import operator
 
-from amaranth.hdl import Array, Const, Cat, Mux, Value, unsigned
+from amaranth.hdl import Array, Const, Cat, Mux, Signal, Value, unsigned
 
 from .pipeline import Delayed
 
@@ -112,16 +112,24 @@ def sum_terms(terms, width: int):
     return terms[0][:width]
 
 
-def carry_save_sum(terms, width: int):
+def carry_save_sum(m, terms, width: int, name: str):
     """The sum of ``terms`` modulo ``2**width`` with one carry chain: 3:2 carry-save
     adders (a sum bit and a majority bit per position, one level of logic each, no
     carry chain) reduce three terms to two until two are left, then one add. For the
-    last levels of a tree whose two chained adds would not fit a stage."""
+    last levels of a tree whose two chained adds would not fit a stage. Each adder's
+    two outputs are signals of ``m`` (``<name>_sum<i>``, ``<name>_carry<i>``): the next
+    adder reads each three times, and Amaranth writes an expression's logic again at
+    every use, so a tree of expressions would hold 3^depth copies of its first terms
+    for Yosys to merge."""
     terms = [Value.cast(term)[:width] for term in terms]
+    count = 0
     while len(terms) > 2:
         a, b, c = terms[:3]
-        terms = terms[3:] + [(a ^ b ^ c)[:width], (((a & b) | (a & c) | (b & c)) << 1)[:width]]
-    return sum(terms)[:width] if len(terms) > 1 else terms[0]
+        total, carry = Signal(width, name=f"{name}_sum{count}"), Signal(width, name=f"{name}_carry{count}")
+        m.d.comb += [total.eq(a ^ b ^ c), carry.eq((((a & b) | (a & c) | (b & c)) << 1)[:width])]
+        terms = terms[3:] + [total, carry]
+        count += 1
+    return (terms[0] + terms[1])[:width] if len(terms) > 1 else terms[0]
 
 
 def small_product(a, b):
@@ -156,11 +164,12 @@ def sparse_product(a, b, values):
     return sum(ored[1:], ored[0])[:width]
 
 
-def small_divmod(x, divisor, limit: int):
+def small_divmod(m, x, divisor, limit: int, name: str):
     """``(x // divisor, x % divisor)`` for ``0 <= x <= limit`` (a few bits) and a divisor
     of any width, at least 1. The quotient is the number of ``k`` in ``1..limit`` with
     ``k * divisor <= x``, that is ``divisor <= x // k``: compares of the divisor with
-    small values, no divider."""
+    small values, no divider. The quotient is a signal of ``m`` named ``name``: the
+    remainder reads each of its bits."""
     divisor = Value.cast(divisor)
     small_bits = limit.bit_length()
     fits = divisor[small_bits:] == 0 if len(divisor) > small_bits else Const(1, 1)
@@ -172,7 +181,8 @@ def small_divmod(x, divisor, limit: int):
             return Const(1, 1) if bound >= (1 << small_bits) - 1 else small <= bound
         return small <= x // k
     # k * divisor <= x holds for k = 1..quotient and no further: count the k it holds for
-    quotient = sum(fits & at_most(k) for k in range(1, limit + 1))[:small_bits]
+    quotient = Signal(small_bits, name=name)
+    m.d.comb += quotient.eq(sum(fits & at_most(k) for k in range(1, limit + 1))[:small_bits])
     x = Value.cast(x)
     remainder = (x - small_product(small, quotient))[:small_bits]
     return quotient, remainder
@@ -238,6 +248,9 @@ def kept_unless(pick, new, held):
     enable, one net from the select's logic to every flip-flop of the register; this
     form stays in the register's data input (``tests/test_synth.py``). ``pick`` is one
     bit and ``new`` a value at least as wide as ``held`` (a narrower one would be
-    extended with zeros, not its sign); the result is ``held``'s bits, unsigned."""
+    extended with zeros, not its sign); the result is ``held``'s bits, unsigned. ``pick``
+    reaches every bit as a signed one-bit value's sign extension, one net repeated:
+    ``replicate`` would be a concatenation, and Amaranth writes the logic of an
+    expression again for each of its parts."""
     width = len(held)
-    return (held ^ ((new[:width] ^ held) & pick.replicate(width)))[:width]
+    return (held ^ ((new[:width] ^ held) & Value.cast(pick).as_signed()))[:width]

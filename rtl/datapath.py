@@ -204,7 +204,7 @@ class Datapath(wiring.Component):
         record = self.walk.record
         ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last, beat=record.beat,
                       has_completion=record.has_completion, completion=record.completion)
-        ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(), "lane")
+        ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(m), "lane")
         ctl, lanes = self._coordinates(stage["a1"], ctl, lanes)
         ctl, lanes = self._bounds_and_products(stage["a2"], ctl, lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
@@ -217,7 +217,7 @@ class Datapath(wiring.Component):
         self._completions(m, head, taken, fifo)
         return m
 
-    def _digit_products(self):
+    def _digit_products(self, m):
         """Stage A0: ``digit * element stride`` in dimensions 1..4 (strides are 1..8:
         shifted adds) and the chunk's offset along dimension 0 (shifted adds too)."""
         walk, lanes = self.walk.record, []
@@ -226,8 +226,8 @@ class Datapath(wiring.Component):
             digits = walk.lane_digits[j]
             width = len(digits[0]) + len(beat.chunk_values)
             # shifted adds, no DSP block (chunk_values has few bits set)
-            chunk_offset = carry_save_sum([Mux(beat.chunk_values[b], digits[0] << b, 0)
-                                           for b in range(len(beat.chunk_values))], width)
+            chunk_offset = carry_save_sum(m, [Mux(beat.chunk_values[b], digits[0] << b, 0)
+                                              for b in range(len(beat.chunk_values))], width, f"lane{j}_chunk_offset")
             lanes.append(Digits(
                 alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
                 pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
@@ -331,10 +331,10 @@ class Datapath(wiring.Component):
         for name, _ in queued.beat.shape():
             if name not in ("lanes", "last"):       # the beat's sideband: the job's constants
                 m.d.comb += queued.beat[name].eq(beat[name])
-        for b, lane in zip(lanes, queued.beat.lanes):
+        for j, (b, lane) in enumerate(zip(lanes, queued.beat.lanes)):
             m.d.comb += [
                 lane.valid.eq(b.alive),
-                lane.global_address.eq(carry_save_sum(b.terms, config.address_width)),
+                lane.global_address.eq(carry_save_sum(m, b.terms, config.address_width, f"lane{j}_address")),
                 lane.global_length.eq(Mux(b.alive, b.length, 0)),
                 lane.smem_address.eq(b.smem_address),
                 lane.mask.eq(b.mask),

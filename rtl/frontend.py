@@ -126,16 +126,17 @@ def place_values(m, saturated, limit: int):
     return prefixes
 
 
-def mixed_radix(value: int, radices, prefixes):
+def mixed_radix(m, value: int, radices, prefixes):
     """Digits of the constant ``value`` (at most the ``limit`` of ``prefixes``) in the
     mixed radix ``radices`` (least significant first) and whether it overflows them:
-    digit i is ``(value // place_i) % radix_i``, with compares only (:func:`small_divmod`)."""
+    digit i is ``(value // place_i) % radix_i``, with compares only (:func:`small_divmod`,
+    its quotients signals of ``m``)."""
     if value == 0:
         return [Const(0, 1) for _ in radices], Const(0, 1)
     digits = []
-    for radix, place in zip(radices, prefixes):
-        quotient, _ = small_divmod(value, place, value)
-        digits.append(small_divmod(quotient, radix, value)[1])
+    for i, (radix, place) in enumerate(zip(radices, prefixes)):
+        quotient, _ = small_divmod(m, value, place, value, f"radix{value}_place{i}")
+        digits.append(small_divmod(m, quotient, radix, value, f"radix{value}_digit{i}")[1])
     return digits, prefixes[len(radices)] <= value
 
 
@@ -468,7 +469,7 @@ class FrontEnd(wiring.Component):
         job = Signal.like(r.job, name="s9_job_ahead")
         m.d.comb += [job.eq(r.job), *pixel_walk_ahead(r.job.pixels, job.pixels)]
         if steps is not None:
-            m.d.comb += stepping.job_fields(job.address, steps, r.job.lane_digits, r.job.step_digits, config)
+            m.d.comb += stepping.job_fields(m, job.address, steps, r.job.lane_digits, r.job.step_digits, config)
             if config.builds_im2col_family:
                 m.d.comb += stepping.pixel_job_fields(job.pixels, steps, config)
         beat_bits = (16 * config.lanes).bit_length() - 1        # a beat's bytes, log2
@@ -505,13 +506,13 @@ class FrontEnd(wiring.Component):
         """The job's walk: radices, the lanes' start digits and the step's."""
         lanes = self.config.lanes
         m.d.comb += [job.radix[i].eq(radix) for i, radix in enumerate(r.radices)]
-        step_digits, step_overflow = mixed_radix(lanes, r.radices, r.prefixes)
+        step_digits, step_overflow = mixed_radix(m, lanes, r.radices, r.prefixes)
         m.d.comb += job.step_overflow.eq(step_overflow)
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
                          job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]
         for lane in range(lanes):
-            digits, overflow = mixed_radix(lane, r.radices, r.prefixes)
+            digits, overflow = mixed_radix(m, lane, r.radices, r.prefixes)
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 

@@ -118,17 +118,18 @@ def _total(terms, width):
     return sum_terms(terms, width)[:width]
 
 
-def job_fields(address, sums: StepSums, lane_digits, step_digits, config: UnitConfig) -> list:
+def job_fields(m, address, sums: StepSums, lane_digits, step_digits, config: UnitConfig) -> list:
     """Assignments that set a job's step constants (``address_layout``) from the sums
     (their last adder level) and the walk's digits: the lanes' offsets and ``K`` as
-    ``sum(digit[i] * S[i])`` (digits of at most ``lanes``: shifted adds)."""
+    ``sum(digit[i] * S[i])`` (digits of at most ``lanes``: shifted adds, summed by
+    carry-save adders of ``m``)."""
     width = config.address_width
 
     def offset(digits, j):
         # a digit of j is at most j: only its low j.bit_length() bits can be set
         terms = [Mux(Value.cast(digit)[b], Value.cast(s) << b, 0)[:width]
                  for digit, s in zip(digits[1:], sums.element) for b in range(j.bit_length())]
-        return carry_save_sum(terms, width)
+        return carry_save_sum(m, terms, width, f"offset{j}")
 
     out = [address.start.eq(_total(sums.tiled, width))]
     out += [address.offsets[j - 1].eq(offset(lane_digits[j], j)) for j in range(1, config.lanes)]

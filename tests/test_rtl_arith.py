@@ -1,6 +1,7 @@
 """Arithmetic blocks of rtl/arith.py against Python integers (Amaranth's simulator)."""
 
 import random
+import re
 
 import pytest
 from amaranth.hdl import Module, Shape, Signal, signed, unsigned
@@ -18,7 +19,7 @@ def test_carry_save_sum_is_the_sum_modulo_the_width(count):
     terms = [Signal(signed(width), name=f"t{i}") for i in range(count)]
     m = Module()
     total = Signal(width)
-    m.d.comb += total.eq(carry_save_sum(terms, width))
+    m.d.comb += total.eq(carry_save_sum(m, terms, width, "total"))
     rng = random.Random(count)
     low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
     cases = [[rng.choice([low, high, -1, 0, 1, rng.randint(low, high)]) for _ in terms] for _ in range(300)]
@@ -32,6 +33,22 @@ def test_carry_save_sum_is_the_sum_modulo_the_width(count):
     sim = Simulator(m)
     sim.add_testbench(bench)
     sim.run()
+
+
+def test_carry_save_sum_writes_each_adder_once():
+    """16 terms take 14 carry-save adders and one add: each adder is 2 XORs for its sum
+    bit, 3 ANDs and 2 ORs for its majority and a shift, written once because its outputs
+    are signals (an expression tree would hold 3^depth copies of its first adders)."""
+    from collections import Counter
+    from amaranth.back import rtlil
+    width, count = 40, 16
+    terms = [Signal(width, name=f"t{i}") for i in range(count)]
+    m = Module()
+    total = Signal(width)
+    m.d.comb += total.eq(carry_save_sum(m, terms, width, "total"))
+    cells = Counter(re.findall(r"\n  cell \$(\w+)", rtlil.convert(m, ports=[*terms, total])))
+    adders = count - 2
+    assert cells == {"xor": 2 * adders, "and": 3 * adders, "or": 2 * adders, "shl": adders, "add": 1}, cells
 
 
 @pytest.mark.parametrize("a_shape, b_width, width, zero_bits", [
