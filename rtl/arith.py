@@ -120,7 +120,8 @@ def carry_save_sum(m, terms, width: int, name: str):
     two outputs are signals of ``m`` (``<name>_sum<i>``, ``<name>_carry<i>``): the next
     adder reads each three times, and Amaranth writes an expression's logic again at
     every use, so a tree of expressions would hold 3^depth copies of its first terms
-    for Yosys to merge."""
+    for Yosys to merge. The signals are driven where it is called: outside any
+    ``m.If`` or ``m.Switch``, or they read 0 where the condition does not hold."""
     terms = [Value.cast(term)[:width] for term in terms]
     count = 0
     while len(terms) > 2:
@@ -168,8 +169,9 @@ def small_divmod(m, x, divisor, limit: int, name: str):
     """``(x // divisor, x % divisor)`` for ``0 <= x <= limit`` (a few bits) and a divisor
     of any width, at least 1. The quotient is the number of ``k`` in ``1..limit`` with
     ``k * divisor <= x``, that is ``divisor <= x // k``: compares of the divisor with
-    small values, no divider. The quotient is a signal of ``m`` named ``name``: the
-    remainder reads each of its bits."""
+    small values, no divider. The quotient is a signal of ``m`` named ``name`` (the
+    remainder reads each of its bits), driven where it is called: outside any ``m.If``
+    or ``m.Switch``."""
     divisor = Value.cast(divisor)
     small_bits = limit.bit_length()
     fits = divisor[small_bits:] == 0 if len(divisor) > small_bits else Const(1, 1)
@@ -252,5 +254,6 @@ def kept_unless(pick, new, held):
     reaches every bit as a signed one-bit value's sign extension, one net repeated:
     ``replicate`` would be a concatenation, and Amaranth writes the logic of an
     expression again for each of its parts."""
-    width = len(held)
-    return (held ^ ((new[:width] ^ held) & Value.cast(pick).as_signed()))[:width]
+    pick, width = Value.cast(pick), len(held)
+    assert len(pick) == 1, "kept_unless picks with one bit"
+    return (held ^ ((new[:width] ^ held) & pick.as_signed()))[:width]

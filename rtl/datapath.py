@@ -334,7 +334,7 @@ class Datapath(wiring.Component):
         for j, (b, lane) in enumerate(zip(lanes, queued.beat.lanes)):
             m.d.comb += [
                 lane.valid.eq(b.alive),
-                lane.global_address.eq(carry_save_sum(m, b.terms, config.address_width, f"lane{j}_address")),
+                lane.global_address.eq(carry_save_sum(m, b.terms, config.address_width, f"lane{j}_global_address")),
                 lane.global_length.eq(Mux(b.alive, b.length, 0)),
                 lane.smem_address.eq(b.smem_address),
                 lane.mask.eq(b.mask),

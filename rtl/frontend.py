@@ -126,17 +126,18 @@ def place_values(m, saturated, limit: int):
     return prefixes
 
 
-def mixed_radix(m, value: int, radices, prefixes):
+def mixed_radix(m, value: int, radices, prefixes, name: str):
     """Digits of the constant ``value`` (at most the ``limit`` of ``prefixes``) in the
     mixed radix ``radices`` (least significant first) and whether it overflows them:
     digit i is ``(value // place_i) % radix_i``, with compares only (:func:`small_divmod`,
-    its quotients signals of ``m``)."""
+    its quotients signals of ``m``: ``<name>_place<i>``, ``value // place_i``, and
+    ``<name>_above<i>``, what digit i leaves to the digits above it)."""
     if value == 0:
         return [Const(0, 1) for _ in radices], Const(0, 1)
     digits = []
     for i, (radix, place) in enumerate(zip(radices, prefixes)):
-        quotient, _ = small_divmod(m, value, place, value, f"radix{value}_place{i}")
-        digits.append(small_divmod(m, quotient, radix, value, f"radix{value}_digit{i}")[1])
+        quotient, _ = small_divmod(m, value, place, value, f"{name}_place{i}")
+        digits.append(small_divmod(m, quotient, radix, value, f"{name}_above{i}")[1])
     return digits, prefixes[len(radices)] <= value
 
 
@@ -506,13 +507,13 @@ class FrontEnd(wiring.Component):
         """The job's walk: radices, the lanes' start digits and the step's."""
         lanes = self.config.lanes
         m.d.comb += [job.radix[i].eq(radix) for i, radix in enumerate(r.radices)]
-        step_digits, step_overflow = mixed_radix(m, lanes, r.radices, r.prefixes)
+        step_digits, step_overflow = mixed_radix(m, lanes, r.radices, r.prefixes, "step")
         m.d.comb += job.step_overflow.eq(step_overflow)
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
                          job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]
         for lane in range(lanes):
-            digits, overflow = mixed_radix(m, lane, r.radices, r.prefixes)
+            digits, overflow = mixed_radix(m, lane, r.radices, r.prefixes, f"lane{lane}")
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 

@@ -125,15 +125,15 @@ def job_fields(m, address, sums: StepSums, lane_digits, step_digits, config: Uni
     carry-save adders of ``m``)."""
     width = config.address_width
 
-    def offset(digits, j):
+    def offset(digits, j, name):
         # a digit of j is at most j: only its low j.bit_length() bits can be set
         terms = [Mux(Value.cast(digit)[b], Value.cast(s) << b, 0)[:width]
                  for digit, s in zip(digits[1:], sums.element) for b in range(j.bit_length())]
-        return carry_save_sum(m, terms, width, f"offset{j}")
+        return carry_save_sum(m, terms, width, name)
 
     out = [address.start.eq(_total(sums.tiled, width))]
-    out += [address.offsets[j - 1].eq(offset(lane_digits[j], j)) for j in range(1, config.lanes)]
-    out.append(address.offsets[config.lanes - 1].eq(offset(step_digits, config.lanes)))
+    out += [address.offsets[j - 1].eq(offset(lane_digits[j], j, f"lane{j}_offset")) for j in range(1, config.lanes)]
+    out.append(address.offsets[config.lanes - 1].eq(offset(step_digits, config.lanes, "step_offset")))
     s = sums.element
     out += [address.carry[0].eq(s[0])]
     out += [address.carry[i].eq(s[i] - _total(sums.wraps[i - 1], width)) for i in range(1, CARRIES)]

@@ -223,7 +223,7 @@ class Walker(wiring.Component):
             offset = constants.offsets[j - 1] if j else Const(0, width)
             total = Signal(width, name=f"lane{j}_stepped")
             m.d.comb += total.eq(carry_save_sum(m, [last[j]] + carry_terms(constants, pattern[j], first, offset, config),
-                                                width, f"lane{j}_step"))
+                                                width, f"lane{j}_stepped"))
             stepped.append(total)
             if config.builds("gather4"):
                 row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]

@@ -55,9 +55,9 @@ __all__ = ["CxxrtlUnit", "run_cxxrtl", "build_library", "FAST", "GATED", "write_
 #: lanes 1: 47 loop wires and 109 buffered wires without the splits, none with them).
 #: Ports are not split (the glue reads them by name): a loop through a port is left, and
 #: :func:`write_cxxrtl` refuses it.
-#: Plain ``opt``, not ``opt -full``: ``-full`` adds ``opt_expr -fine``, which spent more
-#: time in Yosys than the whole rest of the flow and wrote more C++ that ran no faster
-#: (docs/cosim.md, "How the CXXRTL backend is made fast").
+#: Plain ``opt``, not ``opt -full``: ``-full`` adds ``opt_expr -fine``, which was more
+#: than half of Yosys' run and wrote more C++ that ran no faster (docs/cosim.md, "How
+#: the CXXRTL backend is made fast").
 PASSES = "opt; splitnets -driver; opt_clean -purge; splitnets -driver; opt_clean -purge"
 
 #: The unit's submodules simulated as partitions of their own, evaluated only in the

@@ -2,8 +2,10 @@
 
 import random
 import re
+from collections import Counter
 
 import pytest
+from amaranth.back import rtlil
 from amaranth.hdl import Module, Shape, Signal, signed, unsigned
 from amaranth.sim import Simulator
 
@@ -39,8 +41,6 @@ def test_carry_save_sum_writes_each_adder_once():
     """16 terms take 14 carry-save adders and one add: each adder is 2 XORs for its sum
     bit, 3 ANDs and 2 ORs for its majority and a shift, written once because its outputs
     are signals (an expression tree would hold 3^depth copies of its first adders)."""
-    from collections import Counter
-    from amaranth.back import rtlil
     width, count = 40, 16
     terms = [Signal(width, name=f"t{i}") for i in range(count)]
     m = Module()
