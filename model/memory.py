@@ -17,7 +17,8 @@ one L2 line); every granule the beat touches is one L2 request, carrying the mas
 * a load or prefetch moves whole sectors (the byte mask says how many of their bytes the
   copy uses); a store or reduction writes the bytes of its byte mask only;
 * a multicast load is one copy of the box for several CTAs: its requests are issued once,
-  the same as without multicast (the returned bytes are written to each CTA);
+  the same as without multicast (the returned bytes are written to each CTA of the mask;
+  below, "The SM around the unit");
 * within a beat, requests go in the order of the lowest lane that uses each granule,
   then by address.
 
@@ -55,9 +56,29 @@ request path then always carries (``carry``), since a share is rarely whole byte
 
 A load's beat is written to shared memory once its last request has returned (at once, in
 the cycle after it leaves, if it made none), beats in the order their data is complete,
-each holding the port for its wavefronts. That a stalled beat stream resumes with
-one beat a cycle (no bubble after a stall) is the unit's timing model's behaviour, checked
-in tests/test_memory.py against :func:`.timing.predict` with the stream not ready.
+each holding the port for its wavefronts.
+
+The SM around the unit (``consumer_reads``, ``cluster_bytes_per_cycle``; none of it holds
+the beat stream back, so the gate and the RTL's run loop are the same with it):
+
+* a consumer (``ldmatrix``, or ``wgmma`` reading its operands from shared memory) reads a
+  load's image once the whole box is in, as it waits on the load's mbarrier, in 8-row
+  matrix reads: the 16 bytes at one chunk position of 8 consecutive rows
+  (:func:`matrix_read_wavefronts`), each byte ``consumer_reads`` times, on the same port
+  as the unit's writes: the port holds for the reads' wavefronts after the request's last
+  beat is written;
+* a multicast load to ``k`` CTAs (``k`` bits of its mask) stands for a cluster of ``k``
+  CTAs that share a block, each loading ``1/k`` of it and multicasting that part to all
+  ``k``: this SM's shared memory takes ``k`` times each beat's bytes (its own and the
+  others' shares, taken to collide in the banks as its own do) and the consumer reads all
+  of them, while the L2 sees this SM's requests once; the beat's bytes go to the ``k - 1``
+  other CTAs through the cluster at ``cluster_bytes_per_cycle`` (None: no limit), in the
+  order the data is complete, and the run ends when the cluster has carried them. The
+  run's shared-memory bytes count every copy that lands in this SM.
+
+That a stalled beat stream resumes with one beat a cycle (no bubble after a stall) is the
+unit's timing model's behaviour, checked in tests/test_memory.py against
+:func:`.timing.predict` with the stream not ready.
 """
 
 import heapq
@@ -73,7 +94,8 @@ from .transactions import Transactions
 from .types import CHUNK_BYTES, Operation
 
 __all__ = ["SECTOR_BYTES", "LINE_BYTES", "SMEM_BYTES_PER_CYCLE", "MAX_GRANULE", "MAX_LATENCY", "L2Requests", "merge",
-           "smem_wavefronts", "coalesce_requests", "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
+           "smem_wavefronts", "matrix_read_wavefronts", "MATRIX_ROWS", "coalesce_requests", "IssuedRequests",
+           "Memory", "MemoryRun", "MemoryGate", "memory_run", "simulate"]
 
 #: The L2's unit of transfer: a sector (32 bytes) of a 128-byte line (NVIDIA, CUDA C++
 #: Best Practices Guide, "Coalesced Access to Global Memory"; the FlashGPU-Sim Hopper
@@ -178,6 +200,37 @@ def merge(t: Transactions, lanes: int, operation: Operation, granule: int = LINE
                       _beats(t, lanes), granule, operation)
 
 
+#: Rows of one consumer read: ``ldmatrix`` reads an 8 x 8 matrix of 16-bit elements, 8
+#: rows of 16 bytes, and ``wgmma`` reads its operands from shared memory in the same
+#: 8-row core matrices (PTX ISA, "Warp-level matrix load instruction: ldmatrix" and
+#: "Matrix Descriptor" of the asynchronous warpgroup MMA).
+MATRIX_ROWS = 8
+
+
+def matrix_read_wavefronts(t: Transactions) -> np.ndarray:
+    """Wavefronts of each consumer read of a load's image: the 16 bytes at one chunk
+    position of :data:`MATRIX_ROWS` consecutive rows (the copy's rows, ``t.row_chunks``
+    chunks each; the last read of a column has the rows left), in the copy's order, the
+    most distinct 4-byte words any bank holds among the read's bytes."""
+    if not len(t):
+        return np.zeros(0, dtype=np.int64)
+    columns = t.row_chunks
+    rows = len(t) // columns
+    groups = -(-rows // MATRIX_ROWS)
+    chunk = np.full((groups * MATRIX_ROWS, columns), -1, dtype=np.int64)
+    chunk[:rows] = (t.smem_address.astype(np.int64) & ~np.int64(CHUNK_BYTES - 1)).reshape(rows, columns)
+    # per read (a group of rows at one column): its chunks' 4-byte words
+    chunk = chunk.reshape(groups, MATRIX_ROWS, columns).transpose(0, 2, 1).reshape(groups * columns, MATRIX_ROWS)
+    words = (chunk[:, :, None] // BANK_BYTES + np.arange(CHUNK_BYTES // BANK_BYTES)).reshape(len(chunk), -1)
+    words = np.where(np.repeat(chunk >= 0, CHUNK_BYTES // BANK_BYTES, axis=1), words, -1)
+    words.sort(axis=1)
+    distinct = (words >= 0) & np.concatenate([np.ones((len(words), 1), bool), words[:, 1:] != words[:, :-1]], axis=1)
+    read = np.broadcast_to(np.arange(len(words))[:, None], words.shape)[distinct]
+    per_bank = np.zeros((len(words), BANKS), dtype=np.int64)
+    np.add.at(per_bank, (read, words[distinct] % BANKS), 1)
+    return per_bank.max(axis=1)
+
+
 def smem_wavefronts(t: Transactions, lanes: int, unit_smem_bytes: int, operation: Operation) -> np.ndarray:
     """Shared-memory wavefronts of each beat: the most distinct 4-byte words any bank
     holds among the beat's chunk bytes (a prefetch's: 0, it has none). A chunk's byte
@@ -212,7 +265,11 @@ class Memory:
     at once; ``l2_bytes_per_cycle`` and ``hbm_bytes_per_cycle``, the whole GPU's (None: no
     limit past the request path); ``hit_rate``, the beats that hit in L2; ``miss_latency``,
     a miss's latency (None: ``latency``); ``coalesce``: the L2 coalescer's window in beats
-    (0: none; :func:`coalesce_requests`)."""
+    (0: none; :func:`coalesce_requests`). The SM around the unit (the module's rules):
+    ``consumer_reads``, how many times a consumer reads each byte a load writes, in
+    8-row matrix reads (0: no consumer); ``cluster_bytes_per_cycle``, the bytes a cycle
+    the cluster carries from this SM's multicast loads to the other CTAs' shared memories
+    (None: no limit)."""
     latency: int = 600
     in_flight: int = 256
     bytes_per_cycle: int | float | Fraction = SMEM_BYTES_PER_CYCLE
@@ -226,6 +283,8 @@ class Memory:
     hit_rate: float = 1.0
     miss_latency: int | None = None
     coalesce: int = 0
+    consumer_reads: int = 0
+    cluster_bytes_per_cycle: int | float | None = None
 
     def __post_init__(self):
         if not isinstance(self.carry, bool):
@@ -248,7 +307,8 @@ class Memory:
                                "compiled run loop counts the request path in 64-bit parts of a cycle")
         whole = ("bytes_per_cycle",) if not isinstance(self.bytes_per_cycle, (float, Fraction)) else ()
         for name, low in (("latency", 1), ("in_flight", 1), ("latency_spread", 0), ("seed", 0),
-                          ("granule", SECTOR_BYTES), ("coalesce", 0)) + tuple((name, 1) for name in whole):
+                          ("granule", SECTOR_BYTES), ("coalesce", 0), ("consumer_reads", 0)) \
+                + tuple((name, 1) for name in whole):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise TmaError(ErrorCode.FIELD_TYPE, f"memory.{name}", repr(value), "is not an integer")
@@ -266,7 +326,7 @@ class Memory:
     def _check_gpu(self):
         if not isinstance(self.sms, int) or isinstance(self.sms, bool) or self.sms < 1:
             raise TmaError(ErrorCode.ENUM_RANGE, "memory.sms", repr(self.sms), "is not a whole number from 1")
-        for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle"):
+        for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle", "cluster_bytes_per_cycle"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, Fraction))
                                       or not math.isfinite(value) or value < 1):
@@ -451,8 +511,9 @@ class MemoryGate:
 
 def coalesce_requests(listed, beats: int, window: int):
     """Per beat, the requests that reach the memory, their sector bytes, and the earlier
-    requests (indices in issue order) whose returns the beat's coalesced sectors wait for. ``listed``: each copy's
-    requests in issue order, ``(beat, granule address, sector mask, operation)`` arrays;
+    requests (indices in issue order) whose returns the beat's coalesced sectors wait for;
+    and the requests that reach the memory as :class:`IssuedRequests`. ``listed``: each
+    copy's requests in issue order, ``(beat, granule address, sector mask, operation)`` arrays;
     ``beats``: the beats in all. With ``window`` > 0 the L2's coalescer takes a read
     (a load's or a prefetch's) sector that a request of the last ``window`` beats, this
     one's included, already asked for from the same granule: the sector is not asked for
@@ -463,6 +524,7 @@ def coalesce_requests(listed, beats: int, window: int):
     merged_into = [[] for _ in range(beats)]
     recent = {}             # granule -> [(beat, request index, sectors)] of the kept requests
     kept = 0
+    issued = ([], [], [])   # address, sector mask, writes, of each kept request
     for beat_of, address, sectors, operation in listed:
         reads = window > 0 and not operation.writes_global
         for b, a, s in zip(beat_of.tolist(), address.tolist(), sectors.tolist()):
@@ -481,16 +543,41 @@ def coalesce_requests(listed, beats: int, window: int):
             requests[b] += 1
             sector_bytes[b] += bin(s).count("1") * SECTOR_BYTES
             kept += 1
-    return requests, sector_bytes, merged_into
+            for column, value in zip(issued, (a, s, operation.writes_global)):
+                column.append(value)
+    return requests, sector_bytes, merged_into, IssuedRequests(*(np.array(c, dtype=np.int64) for c in issued))
+
+
+@dataclass(frozen=True)
+class IssuedRequests:
+    """The L2 requests that reach the memory, in issue order: each one's granule address,
+    sector mask and whether it writes (a store's or reduction's)."""
+    address: np.ndarray
+    sectors: np.ndarray
+    writes: np.ndarray
+
+    def trace_lines(self, issue) -> list[str]:
+        """DRAMsim3's trace format, a line per sector requested: the sector's address in
+        hex, ``READ`` or ``WRITE``, and the cycle its request issued (``issue``, per
+        request: :attr:`MemoryRun.issue`)."""
+        lines = []
+        for address, sectors, writes, cycle in zip(self.address.tolist(), self.sectors.tolist(),
+                                                   self.writes.tolist(), np.asarray(issue).tolist()):
+            kind = "WRITE" if writes else "READ"
+            lines += [f"{address + SECTOR_BYTES * s:#x} {kind} {cycle}" for s in range(64) if sectors >> s & 1]
+        return lines
 
 
 def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0,
-               merged_into=None) -> MemoryRun:
+               merged_into=None, destinations=None, remote_bytes=None, consumer=None) -> MemoryRun:
     """What follows from the beats' departures (each beat's requests issue as it leaves):
     every request's return, each beat's shared-memory access (a store's or reduction's
     read as it left; a load's write once its last request is back, and the request its
     coalesced sectors wait for (``merged_into``, per beat: earlier requests' indices), beats in the order
-    their data is complete, one port) and the run's end."""
+    their data is complete, one port) and the run's end. Per beat, optional: a load's
+    ``destinations`` (the CTAs of its multicast, 1 without), the bytes it sends to the
+    other CTAs (``remote_bytes``) and the wavefronts of the consumer's reads that follow
+    its write (``consumer``, once per read of each byte; the module's rules)."""
     departure = np.asarray(departure, dtype=np.int64)
     beats = len(departure)
     operations = np.asarray(operations, dtype=np.int64)
@@ -507,23 +594,30 @@ def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: 
             if waits:
                 last_return[i] = max(int(last_return[i]), int(returned[waits].max()))
         complete = np.where(last_return >= 0, last_return + 1, departure + 1)
-        write_port = 0
+        reads = gate.memory.consumer_reads
+        cluster = gate.memory.cluster_bytes_per_cycle
+        write_port, network = 0, Fraction(0)
         for i in loads[np.lexsort((loads, complete[loads]))]:
             written[i] = max(int(complete[i]), write_port)
-            write_port = int(written[i]) + int(wavefronts[i])
-        end = max(end, write_port)
+            copies = 1 if destinations is None else int(destinations[i])
+            held = int(wavefronts[i]) + (reads * int(consumer[i]) if consumer is not None else 0)
+            write_port = int(written[i]) + copies * held
+            if cluster is not None and remote_bytes is not None and remote_bytes[i]:
+                network = max(Fraction(int(complete[i])), network) + Fraction(int(remote_bytes[i])) / _exact(cluster)
+        end = max(end, write_port, math.ceil(network))
     return MemoryRun(departure, written, issue, returned, end, smem_bytes, stalled)
 
 
 def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, smem_bytes: int,
-             memory: Memory, merged_into=None) -> MemoryRun:
+             memory: Memory, merged_into=None, **after) -> MemoryRun:
     """The memory side of a beat sequence (the module's rules). Per beat: ``ready``, the
     cycle the unit has it ready; its requests, their sector bytes, its wavefronts and its
     request's :class:`.types.Operation`. ``smem_bytes``: the bytes the beats write to or
     read from shared memory (for the run's bandwidth). A load's writes and a store's or
     reduction's reads are taken as two ports (a sequence of one kind uses one). Each beat
     leaves at the first cycle at or after its ``ready`` and its predecessor's next in
-    which the gate (:class:`MemoryGate`) is open."""
+    which the gate (:class:`MemoryGate`) is open. ``after``: :func:`memory_run`'s
+    per-beat multicast and consumer arrays."""
     gate = MemoryGate(requests_per_beat, sector_bytes, wavefronts, operations, memory)
     departure = np.zeros(len(ready), dtype=np.int64)
     stalled = 0
@@ -532,4 +626,4 @@ def simulate(ready, requests_per_beat, sector_bytes, wavefronts, operations, sme
         departure[i] = max(unit_ready, gate.opens(i))
         stalled += int(departure[i]) - unit_ready
         gate.take(i, int(departure[i]))
-    return memory_run(gate, departure, wavefronts, operations, smem_bytes, stalled, merged_into)
+    return memory_run(gate, departure, wavefronts, operations, smem_bytes, stalled, merged_into, **after)

@@ -52,7 +52,8 @@ import numpy as np
 from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
 from .layout import decode_descriptor
 from .errors import ErrorCode, TmaError
-from .memory import Memory, MemoryGate, MemoryRun, coalesce_requests, memory_run, merge, smem_wavefronts
+from .memory import (IssuedRequests, Memory, MemoryGate, MemoryRun, coalesce_requests, matrix_read_wavefronts,
+                     memory_run, merge, smem_wavefronts)
 from .unit import check, complete
 from .types import CHUNK_BYTES, Operation
 
@@ -473,8 +474,9 @@ def _steady(ready, beat_queue, stages, start, front, records, job, left, waiting
 class MemoryBeats:
     """A request sequence's beats, in order, with what the memory side needs of each
     (:mod:`.memory`): its L2 requests, the sector bytes they move, its shared-memory
-    wavefronts and its request's operation; and the copy's global bytes used and
-    shared-memory bytes."""
+    wavefronts and its request's operation, a load's multicast destinations, the bytes it
+    sends to the other CTAs and its consumer's read wavefronts; and the copy's global
+    bytes used and the bytes written to (or read from) this SM's shared memory."""
     requests: np.ndarray
     sector_bytes: np.ndarray
     wavefronts: np.ndarray
@@ -482,6 +484,10 @@ class MemoryBeats:
     used_bytes: int
     smem_bytes: int
     merged_into: list           # per beat: the earlier requests its coalesced sectors wait for
+    destinations: np.ndarray    # per beat: the CTAs a load's data goes to (1 without multicast)
+    remote_bytes: np.ndarray    # per beat: the bytes it sends to the other CTAs of its multicast
+    consumer: np.ndarray        # per beat: the consumer's read wavefronts after it (at a request's last beat)
+    issued: "IssuedRequests"    # the requests that reach the memory, in issue order
 
     def gate(self, memory: "Memory") -> "MemoryGate":
         return MemoryGate(self.requests, self.sector_bytes, self.wavefronts, self.operations, memory)
@@ -489,30 +495,47 @@ class MemoryBeats:
     def after(self, gate: "MemoryGate", departure) -> "MemoryRun":
         """The memory side of beats that left at ``departure`` through ``gate``."""
         return memory_run(gate, departure, self.wavefronts, self.operations, self.smem_bytes,
-                          merged_into=self.merged_into)
+                          merged_into=self.merged_into, **self.after_arrays())
+
+    def after_arrays(self) -> dict:
+        """The per-beat arrays :func:`.memory.memory_run` takes for multicast and the consumer."""
+        return {"destinations": self.destinations, "remote_bytes": self.remote_bytes, "consumer": self.consumer}
 
 
 def memory_beats(copies, lanes: int, granule: int, coalesce: int = 0) -> MemoryBeats:
     """The :class:`MemoryBeats` of copies (``(transactions, operation, unit_smem_bytes)``
-    each, in order; a copy without transactions makes no beat) on a unit of ``lanes``
-    lanes, requests merged into ``granule``-byte granules, and read requests coalesced
-    across ``coalesce`` beats (:func:`.memory.coalesce`)."""
-    listed, wavefronts, operations = [], [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    each, with the CTAs of a multicast load's mask as a fourth where it has one; in
+    order; a copy without transactions makes no beat) on a unit of ``lanes`` lanes,
+    requests merged into ``granule``-byte granules, and read requests coalesced across
+    ``coalesce`` beats (:func:`.memory.coalesce`)."""
+    listed = []
+    per_beat = {name: [np.zeros(0, np.int64)] for name in ("wavefronts", "operations", "destinations", "remote",
+                                                           "consumer")}
     used = smem = first = 0
-    for t, operation, unit_smem_bytes in copies:
+    for t, operation, unit_smem_bytes, *multicast in copies:
         if t is None or not len(t):
             continue
         merged = merge(t, lanes, operation, granule)
+        beats = merged.beats
         listed.append((merged.beat + first, merged.address, merged.sectors, operation))
-        first += merged.beats
-        wavefronts.append(smem_wavefronts(t, lanes, unit_smem_bytes, operation))
-        operations.append(np.full(merged.beats, int(operation), dtype=np.int64))
+        first += beats
+        copies_of = max(1, multicast[0] if multicast else 1) if operation == Operation.LOAD else 1
+        beat_bytes = np.bincount(np.arange(len(t)) // lanes, t.units * unit_smem_bytes, beats).astype(np.int64)
+        consumer = np.zeros(beats, dtype=np.int64)
+        if operation == Operation.LOAD:          # read once the whole box is in (its mbarrier completes)
+            consumer[-1] = int(matrix_read_wavefronts(t).sum())
+        per_beat["wavefronts"].append(smem_wavefronts(t, lanes, unit_smem_bytes, operation))
+        per_beat["operations"].append(np.full(beats, int(operation), dtype=np.int64))
+        per_beat["destinations"].append(np.full(beats, copies_of, dtype=np.int64))
+        per_beat["remote"].append((copies_of - 1) * beat_bytes)
+        per_beat["consumer"].append(consumer)
         used += int(merged.used_bytes.sum())
         if operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
-            smem += int(t.units.sum()) * unit_smem_bytes
-    requests, sector_bytes, merged_into = coalesce_requests(listed, first, coalesce)
-    return MemoryBeats(requests, sector_bytes, *(np.concatenate(a) for a in (wavefronts, operations)), used, smem,
-                       merged_into)
+            smem += copies_of * int(beat_bytes.sum())
+    requests, sector_bytes, merged_into, issued = coalesce_requests(listed, first, coalesce)
+    arrays = {name: np.concatenate(parts) for name, parts in per_beat.items()}
+    return MemoryBeats(requests, sector_bytes, arrays["wavefronts"], arrays["operations"], used, smem, merged_into,
+                       arrays["destinations"], arrays["remote"], arrays["consumer"], issued)
 
 
 def slot_image(config: UnitConfig, images: dict, valid_slots: int, slot: int):
@@ -529,14 +552,15 @@ def scenario_beats(config: UnitConfig, images: dict, valid_slots: int, requests:
 
 
 def scenario_copies(config: UnitConfig, images: dict, valid_slots: int, requests: list) -> list:
-    """``(transactions, operation, unit_smem_bytes)`` of each hardware request on descriptor
-    images (None transactions for a request the unit refuses)."""
+    """``(transactions, operation, unit_smem_bytes, multicast CTAs)`` of each hardware
+    request on descriptor images (None transactions for a request the unit refuses)."""
     copies = []
     for fields in requests:
         image = slot_image(config, images, valid_slots, fields["slot"])
         answer = complete(image, fields, config)
         unit_bytes = decode_descriptor(image).info.unit_smem_bytes if answer.transactions is not None else 0
-        copies.append((answer.transactions, Operation(fields["operation"]), unit_bytes))
+        copies.append((answer.transactions, Operation(fields["operation"]), unit_bytes,
+                       bin(fields["multicast_mask"]).count("1")))
     return copies
 
 

@@ -72,6 +72,7 @@ class Transactions:
     fill: Fill
     chunk_units: int            # units a whole chunk holds
     refused: TmaError | None = None     # what the unit answers instead, when listed anyway
+    row_chunks: int = 1         # chunks of each row (every row of a copy has as many)
 
     def __len__(self) -> int:
         return len(self.global_address)
@@ -153,7 +154,7 @@ def _stream(tm: TensorMap, req: Request, refusal: TmaError | None) -> Transactio
         fill = Fill.NONE
     pitch = info.unit_global_bytes * walk.dim0_step // info.values_per_unit
     return Transactions(global_address, count * info.unit_global_bytes, pitch, smem_address,
-                        mask, count, fill, per_chunk, refusal)
+                        mask, count, fill, per_chunk, refusal, chunks)
 
 
 def transaction_bytes(tm: TensorMap, req: Request) -> int:

@@ -381,7 +381,8 @@ def _int_list(text: str, field_name: str) -> list[int]:
 #: ``explore``'s options that only ``--memory`` reads.
 MEMORY_OPTIONS = ("latency", "in_flight", "latency_spread", "granule", "seed", "bytes_per_cycle", "carry", "bisect",
                   "sms", "l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate", "miss_latency",
-                  "issue_cycles", "descriptor_cache", "fetch_latency", "coalesce")
+                  "issue_cycles", "descriptor_cache", "fetch_latency", "coalesce", "consumer_reads",
+                  "cluster_bytes_per_cycle", "l2_trace")
 
 #: ``explore --memory``'s flags for the GPU around the SM and the issuer (docs/memory.md).
 GPU_FLAGS = (
@@ -397,6 +398,10 @@ GPU_FLAGS = (
     ("--fetch-latency", "cycles to fetch a tensor map (default 420, measured on an H200)"),
     ("--coalesce", "the L2 coalescer's window in beats: a read sector asked for within it is not asked again "
                    "(default 0: none)"),
+    ("--consumer-reads", "times a consumer (ldmatrix, wgmma) reads each loaded byte in 8-row matrix reads, on the "
+                         "shared-memory port the unit writes through (default 0: none)"),
+    ("--cluster-bytes-per-cycle", "bytes a cycle the cluster carries from the SM's multicast loads to the other "
+                                  "CTAs (default: no limit)"),
 )
 
 #: A number as ``--bytes-per-cycle`` and ``--bisect`` take it: decimal, a point allowed.
@@ -490,7 +495,8 @@ def _explore_memory(args) -> int:
     latencies and requests in flight; a CSV and plots."""
     from pathlib import Path
     from .memory_side import (sweep, write_csv, write_json, plot_bandwidth, wavefront_table, plot_wavefronts,
-                              in_flight_for, peak, LATENCIES, IN_FLIGHT)
+                              consumer_table, plot_consumer, in_flight_for, peak, write_l2_trace, LATENCIES,
+                              IN_FLIGHT)
     from .model.config import UnitConfig
     from .model.memory import Memory
     lanes = _int_list(args.lanes, "lanes")
@@ -504,13 +510,14 @@ def _explore_memory(args) -> int:
     # the GPU around the SM (docs/memory.md, "The GPU around the SM")
     if args.sms:
         path["sms"] = _flag_int(args.sms, "sms")
-    for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate"):
+    for name in ("l2_bytes_per_cycle", "hbm_bytes_per_cycle", "hit_rate", "cluster_bytes_per_cycle"):
         if getattr(args, name) is not None:
             path[name] = _flag_number(getattr(args, name), name)
     if args.miss_latency:
         path["miss_latency"] = _flag_int(args.miss_latency, "miss_latency")
-    if args.coalesce:
-        path["coalesce"] = _flag_int(args.coalesce, "coalesce")
+    for name in ("coalesce", "consumer_reads"):
+        if getattr(args, name):
+            path[name] = _flag_int(getattr(args, name), name)
     from .model.issuer import Issuer
     issuing = {name: _flag_int(getattr(args, name), name)
                for name in ("issue_cycles", "descriptor_cache", "fetch_latency") if getattr(args, name) is not None}
@@ -548,10 +555,25 @@ def _explore_memory(args) -> int:
                                       "peak_bytes_per_cycle": top, "in_flight": needed})
                     print(f"{name}, lanes {n}, latency {latency}: {needed or 'no'} requests in flight reach "
                           f"{fraction:.0%} of the peak, {top:g} B/cycle")
+    if args.l2_trace:
+        for work in workloads:
+            for n in lanes:
+                trace = write_l2_trace(work, n, Memory(latency=latencies[0], in_flight=in_flight[0], **path),
+                                       out / f"l2-{getattr(work, 'name', work)}-lanes{n}.trace", issuer)
+                print(f"wrote {trace}")
+    consumer = []
+    if path.get("consumer_reads"):
+        # what each swizzle buys once the consumer reads the image (docs/memory.md, "The consumer")
+        consumer = consumer_table(lanes, path["consumer_reads"])
+        pictures.append(plot_consumer(consumer, out / "explore-memory-consumer.png"))
+        print(f"{'swizzle':22} {'width':>5} {'lanes':>5} {'wf/read':>7} {'B/cycle':>8} {'w/ reads':>8}")
+        for r in consumer:
+            print(f"{r['swizzle']:22} {r['width']:>5} {r['lanes']:>5} {r['read_wavefronts_per_read']:>7.2f} "
+                  f"{r['bytes_per_cycle']:>8.2f} {r['bytes_per_cycle_with_consumer']:>8.2f}")
     write_json(rows, out / "explore-memory.json",
                {"workloads": [getattr(w, "name", w) for w in workloads], "workloads_file": args.workloads_file,
                 "lanes": lanes, "latency": latencies, "in_flight": in_flight, **path, **issuing},
-               bisection=bisection)
+               bisection=bisection, consumer=consumer)
     print(f"wrote {out / 'explore-memory.csv'}, {out / 'explore-memory.json'}, " + ", ".join(str(p) for p in pictures))
     return 0
 
@@ -888,6 +910,9 @@ def build_parser() -> argparse.ArgumentParser:
     explore.add_argument("--bisect", metavar="FRACTION",
                          help="with --memory: the fewest requests in flight reaching FRACTION of the lanes' peak, "
                               "for every workload, lane count and latency")
+    explore.add_argument("--l2-trace", action="store_true", default=None,
+                         help="with --memory: write each workload's L2 requests at each lane count, against the first "
+                              "latency and in-flight limit, in DRAMsim3's trace format (docs/memory.md)")
     explore.add_argument("-o", "--output", default="explore", help="folder for explore.csv and the plots")
     explore.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     explore.set_defaults(run=cmd_explore)

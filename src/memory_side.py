@@ -24,7 +24,8 @@ from .model.timing import MemoryBeats, memory_beats, predict_scenario
 from .workloads import Workload, workload
 
 __all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "write_json", "peak", "little", "in_flight_for", "plot_bandwidth",
-           "wavefront_table", "plot_wavefronts", "LATENCIES", "IN_FLIGHT"]
+           "wavefront_table", "plot_wavefronts", "consumer_table", "plot_consumer", "write_l2_trace",
+           "LATENCIES", "IN_FLIGHT"]
 
 #: The default sweep: latencies across the 500-900 cycles measured for TMA loads on B200
 #: (docs/memory.md), and credits from a few to more than the longest latency.
@@ -43,7 +44,7 @@ class Beats(MemoryBeats):
     def run(self, memory: Memory):
         """The memory side of these beats against ``memory`` (:func:`.model.memory.simulate`)."""
         return simulate(self.ready, self.requests, self.sector_bytes, self.wavefronts, self.operations,
-                        self.smem_bytes, memory, self.merged_into)
+                        self.smem_bytes, memory, self.merged_into, **self.after_arrays())
 
 
 def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYTES,
@@ -55,8 +56,8 @@ def beats_of(name: "str | Workload", config: UnitConfig, granule: int = LINE_BYT
     images, valid, fields_ = w.stream(config)
     gaps = issuer.gaps(fields_) if issuer is not None else [0] * len(fields_)
     timing = predict_scenario(config, images, valid, fields_, gaps, [1])
-    copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes)
-              for slot, req in w.requests]
+    copies = [(transactions(w.maps[slot], req), req.operation, w.maps[slot].info.unit_smem_bytes,
+               bin(req.multicast_mask).count("1")) for slot, req in w.requests]
     m = memory_beats(copies, config.lanes, granule, coalesce)
     beats = Beats(**{f.name: getattr(m, f.name) for f in fields(MemoryBeats)},
                   ready=timing.beat_cycles.astype(np.int64), tiles=w.tiles)
@@ -171,6 +172,17 @@ def in_flight_for(name, lanes: int, latency: int, fraction: float, issuer: Issue
     return high
 
 
+def write_l2_trace(work, lanes: int, memory: Memory, path: Path, issuer: Issuer | None = None) -> Path:
+    """The L2 requests of workload ``work`` (a name or a :class:`.workloads.Workload`) on
+    ``lanes`` lanes behind ``memory``, a line per sector in DRAMsim3's trace format
+    (:meth:`.model.memory.IssuedRequests.trace_lines`): a file another memory simulator
+    reads as the unit's traffic, at the cycles this model issues it."""
+    beats = _beats_behind(work, lanes, issuer, {"granule": memory.granule, "coalesce": memory.coalesce})
+    run = beats.run(memory)
+    path.write_text("".join(line + "\n" for line in beats.issued.trace_lines(run.issue)))
+    return path
+
+
 def write_csv(rows: list[MemoryRow], path: Path) -> None:
     with open(path, "w", newline="") as out:
         writer = csv.DictWriter(out, [f.name for f in fields(MemoryRow)])
@@ -251,6 +263,77 @@ def wavefront_table(lanes_list=(1, 2, 4, 8)) -> list[dict]:
                     table.append({"swizzle": swizzle.name, "width": width, "alignment": alignment, "lanes": lanes,
                                   "mean": float(wf.mean()), "worst": int(wf.max())})
     return table
+
+
+#: The consumer table's stream: this many loads of one box, into four stages.
+CONSUMER_LOADS = 16
+
+
+def consumer_table(lanes_list=(1, 2, 4, 8), reads: int = 1, **memory) -> list[dict]:
+    """For each swizzle and box width it allows (an fp16 box of 64 rows, as
+    :func:`wavefront_table`) and each lane count: the wavefronts of the unit's writes per
+    beat and of a consumer's 8-row matrix reads per read, and the bytes a cycle
+    :data:`CONSUMER_LOADS` loads of the box reach without a consumer and with one reading
+    each byte ``reads`` times on the same shared-memory port; ``memory``, the other
+    :class:`.model.memory.Memory` parameters (default: a memory that never binds, one cycle
+    and credits enough, so that the table shows the shared-memory port)."""
+    from .model import MapKind, DataType, Operation, Request, Swizzle, TensorMap
+    from .model.tensormap import dense_strides
+    from .model.memory import matrix_read_wavefronts
+    memory = {"latency": 1, "in_flight": 4096, **memory}
+    table = []
+    dims = (4096, 4096)
+    for swizzle in Swizzle:
+        span = swizzle.span if swizzle != Swizzle.NONE else 256
+        for width in (32, 64, 128, 256):
+            if width > span:
+                continue
+            tm = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, dims, tuple(dense_strides(dims, 2)),
+                           (width // 2, 64), (1, 1), swizzle=swizzle)
+            stage = 64 * width
+            requests = tuple((0, Request(Operation.LOAD, (0, 64 * i), smem_address=(i % 4) * stage))
+                             for i in range(CONSUMER_LOADS))
+            work = Workload(f"{swizzle.name}-{width}", "", (tm,), requests, CONSUMER_LOADS)
+            matrix = matrix_read_wavefronts(transactions(tm, requests[0][1]))
+            for lanes in lanes_list:
+                beats = beats_of(work, UnitConfig(lanes=lanes))
+                alone, shared = (beats.run(Memory(consumer_reads=n, **memory)).bytes_per_cycle() for n in (0, reads))
+                table.append({"swizzle": swizzle.name, "width": width, "lanes": lanes, "reads": reads,
+                              "write_wavefronts_per_beat": float(beats.wavefronts.mean()),
+                              "read_wavefronts_per_read": float(matrix.mean()),
+                              "bytes_per_cycle": alone, "bytes_per_cycle_with_consumer": shared})
+    return table
+
+
+def plot_consumer(table: list[dict], path: Path) -> Path:
+    """Bytes a cycle with the consumer reading the image, per swizzle and box width, a
+    panel per lane count."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    lane_counts = sorted({r["lanes"] for r in table})
+    swizzles = list(dict.fromkeys(r["swizzle"] for r in table))
+    widths = sorted({r["width"] for r in table})
+    figure, axes = plt.subplots(1, len(lane_counts), figsize=(max(7.0, 3.4 * len(lane_counts) + 1), 4.2),
+                                squeeze=False)
+    step = 0.8 / len(widths)
+    for ax, lanes in zip(axes[0], lane_counts):
+        for k, width in enumerate(widths):
+            values = [next((r["bytes_per_cycle_with_consumer"] for r in table
+                            if r["lanes"] == lanes and r["swizzle"] == s and r["width"] == width), 0) for s in swizzles]
+            ax.bar(np.arange(len(swizzles)) + k * step, values, step, label=f"{width} B rows", color=f"C{k}")
+        ax.axhline(16 * lanes, color="grey", linewidth=0.8)
+        ax.set_xticks(np.arange(len(swizzles)) + 0.4 - step / 2, swizzles, rotation=40, ha="right", fontsize=7)
+        ax.set_title(f"lanes {lanes}", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0][0].set_ylabel("bytes / cycle with the consumer")
+    axes[0][-1].legend(fontsize=7)
+    figure.suptitle("Loads with a consumer's 8-row matrix reads on the same shared-memory port\n"
+                    "(an fp16 box of 64 rows; grey: the lanes' peak)", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)
+    return path
 
 
 def plot_wavefronts(table: list[dict], path: Path) -> Path:

@@ -90,15 +90,21 @@ def load(coords, smem, **kw) -> Request:
 
 
 def gemm(name, description, dtype, m, n, k, block_m, block_n, block_k, k_steps=None, swizzle=Swizzle.B128,
-         scales=False, stages=4) -> Workload:
+         scales=False, stages=4, multicast=1) -> Workload:
     """One output tile of an ``m x n x k`` GEMM: per k-step an A block (``block_k x
     block_m``, K innermost) and a B block (``block_k x block_n``), and with ``scales`` a
     ``block_m x 1`` fp32 box of A's per-128-column scales, into ``stages`` shared-memory
-    stages on 1 KiB boundaries; ``k_steps`` (default ``k // block_k``) of them, each a tile."""
+    stages on 1 KiB boundaries; ``k_steps`` (default ``k // block_k``) of them, each a tile.
+    With ``multicast`` = c > 1 the CTA is one of a cluster of c along M that share the B
+    block (CUTLASS's cluster shape (c, 1)): it loads the first ``block_n / c`` rows of B,
+    multicast to the c CTAs, and each of the others loads and multicasts another such part."""
     block_k_bytes = block_k * TYPE_INFO[dtype].global_bytes(1)
     k_steps = k // block_k if k_steps is None else k_steps
+    if multicast not in (1, 2, 4, 8, 16) or block_n % multicast:
+        raise TmaError(ErrorCode.ENUM_RANGE, "multicast", multicast,
+                       f"is not a cluster of 1, 2, 4, 8 or 16 CTAs that divides block_n, {block_n}")
     maps = [tiled(dtype, (k, m), (block_k, block_m), swizzle, base=0x1000_0000),
-            tiled(dtype, (k, n), (block_k, block_n), swizzle, base=0x4000_0000)]
+            tiled(dtype, (k, n), (block_k, block_n // multicast), swizzle, base=0x4000_0000)]
     if scales:
         maps.append(tiled(DataType.FLOAT32, (m, k // 128), (block_m, 1), swizzle=Swizzle.NONE, base=0x7000_0000))
     stage_bytes = block_m * block_k_bytes + block_n * block_k_bytes + (block_m * 4 if scales else 0)
@@ -107,7 +113,8 @@ def gemm(name, description, dtype, m, n, k, block_m, block_n, block_k, k_steps=N
     for step in range(k_steps):
         smem = (step % stages) * stage_bytes
         requests.append((0, load((step * block_k, 0), smem)))
-        requests.append((1, load((step * block_k, 0), smem + block_m * block_k_bytes)))
+        requests.append((1, load((step * block_k, 0), smem + block_m * block_k_bytes,
+                                 multicast_mask=(1 << multicast) - 1 if multicast > 1 else 0)))
         if scales:
             requests.append((2, load((0, step), smem + (block_m + block_n) * block_k_bytes)))
     return Workload(name, description, tuple(maps), tuple(requests), k_steps)
@@ -204,7 +211,7 @@ def workload(name: str) -> Workload:
 #: "tile": the tile sizes, a list of them; enumerations by name.
 _GENERATORS = {
     "gemm": {"m": "int", "n": "int", "k": "int", "tile": "tile3", "dtype": DataType, "swizzle": Swizzle,
-             "k_steps": "int", "scales": "bool", "stages": "int"},
+             "k_steps": "int", "scales": "bool", "stages": "int", "multicast": "int"},
     "attention": {"seq": "int", "heads": "int", "head_dim": "int", "tile": "tile2", "dtype": DataType,
                   "swizzle": Swizzle, "head": "index"},
 }

@@ -259,7 +259,9 @@ def test_latency_spread_draws_reproducible_latencies_in_range():
                                                 ("granule", 96, ErrorCode.ENUM_RANGE),
                                                 # a 2 KiB granule's 64 sectors would set the masks' sign bit
                                                 ("granule", 2048, ErrorCode.ENUM_RANGE),
-                                                ("latency", (1 << 20) + 1, ErrorCode.ENUM_RANGE)])
+                                                ("latency", (1 << 20) + 1, ErrorCode.ENUM_RANGE),
+                                                ("consumer_reads", -1, ErrorCode.ENUM_RANGE),
+                                                ("cluster_bytes_per_cycle", 0, ErrorCode.ENUM_RANGE)])
 def test_a_bad_memory_parameter_is_refused_naming_it(field, value, code):
     with pytest.raises(TmaError, match=f"memory.{field}") as error:
         Memory(**{field: value})
@@ -369,3 +371,100 @@ def test_a_coalescer_asks_for_each_row_s_sectors_once(lanes):
     returned = run.returned
     for i in waiting:
         assert run.written[i] > max(int(returned[k]) for k in merged.merged_into[i])
+
+
+# ---- the SM around the unit: the consumer, multicast, the L2 trace -----------------------
+
+@pytest.mark.parametrize("mode", [Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128, Swizzle.B128_ATOM_64B])
+def test_matrix_reads_count_the_banks_of_8_rows_at_one_column(mode):
+    """Each 8-row read of the image, counted from the transactions, is banks.conflicts'
+    column read of the same copy, counted from the traversal's addresses."""
+    from tma_unit.model.banks import conflicts
+    from tma_unit.model.memory import matrix_read_wavefronts
+    width = 128 if mode in (Swizzle.NONE, Swizzle.B128, Swizzle.B128_ATOM_64B) else mode.span
+    tm = _fp16((4096, 4096), (width // 2, 64), swizzle_mode=mode)
+    req = Request(Operation.LOAD, (0, 0), smem_address=0)
+    reads = matrix_read_wavefronts(transactions(tm, req))
+    assert len(reads) == 64 // 8 * width // 16
+    assert reads.mean() == conflicts(tm, req)["column"]
+
+
+def _one_box(mode=Swizzle.NONE, multicast_mask=0, rows=64):
+    """An fp16 load of ``rows`` rows of 128 bytes, as memory_beats' copies."""
+    tm = _fp16((4096, 4096), (64, rows), swizzle_mode=mode)
+    req = Request(Operation.LOAD, (0, 0), smem_address=0, multicast_mask=multicast_mask)
+    return [(transactions(tm, req), Operation.LOAD, 2, bin(multicast_mask).count("1"))]
+
+
+def _after(beats, memory):
+    return simulate(np.arange(len(beats.requests)), beats.requests, beats.sector_bytes, beats.wavefronts,
+                    beats.operations, beats.smem_bytes, memory, beats.merged_into, **beats.after_arrays())
+
+
+@pytest.mark.parametrize("reads", [1, 3])
+def test_a_consumer_reads_the_box_on_the_port_after_its_last_beat(reads):
+    """Without a swizzle, the 8 rows of a 128-byte-row box at one 16-byte column lie in
+    the same 4 banks: each of the 64 reads (8 row groups x 8 columns) takes 8 wavefronts,
+    512 in all, after the last beat's write; with the 128-byte swizzle each takes 1."""
+    for mode, per_read in ((Swizzle.NONE, 8), (Swizzle.B128, 1)):
+        beats = memory_beats(_one_box(mode), 8, 128)
+        alone, read = (_after(beats, Memory(latency=1, consumer_reads=n)) for n in (0, reads))
+        assert read.cycles - alone.cycles == reads * 64 * per_read
+        assert read.bytes_per_cycle() < alone.bytes_per_cycle()
+
+
+def test_a_multicast_lands_each_ctas_share_in_this_sm_and_crosses_the_cluster():
+    """A load multicast to 2 CTAs asks the L2 for its sectors once; the SM's shared memory
+    takes both CTAs' shares (twice the bytes, twice the port); the cluster carries the
+    8 KiB to the other CTA at 16 bytes a cycle, 512 cycles from the first beat's data."""
+    plain, shared = memory_beats(_one_box(), 8, 128), memory_beats(_one_box(multicast_mask=0b101), 8, 128)
+    assert shared.sector_bytes.tolist() == plain.sector_bytes.tolist()
+    assert shared.smem_bytes == 2 * plain.smem_bytes == 2 * 8192
+    assert shared.remote_bytes.sum() == 8192 and plain.remote_bytes.sum() == 0
+    alone, both = (_after(beats, Memory(latency=1)) for beats in (plain, shared))
+    assert both.cycles - int(both.written[0]) == 2 * (alone.cycles - int(alone.written[0]))   # 8 wavefronts a beat
+    limited = _after(shared, Memory(latency=1, cluster_bytes_per_cycle=16))
+    first_data = int(limited.departure[0]) + 1 + 1          # its requests return after 1 cycle, written the next
+    assert limited.cycles == first_data + 8192 // 16
+
+
+def test_a_multicast_gemm_asks_the_l2_for_less_per_byte_landed():
+    """CUTLASS's tile with B shared by a cluster of c CTAs: per k-step A's 16 KiB and 1/c of
+    B's 16 KiB are asked for, and 16 + 16 KiB land: (16 + 16 / c) / 32 of the bytes."""
+    from tma_unit.workloads import gemm
+    for cluster in (1, 2, 4):
+        work = gemm("g", "", DataType.FLOAT16, 4096, 4096, 4096, 128, 128, 64, 4, multicast=cluster)
+        beats = beats_of(work, UnitConfig(lanes=8))
+        assert beats.sector_bytes.sum() / beats.smem_bytes == (16 + 16 / cluster) / 32
+    with pytest.raises(TmaError, match="multicast = 3"):
+        gemm("g", "", DataType.FLOAT16, 4096, 4096, 4096, 128, 128, 64, 4, multicast=3)
+
+
+def test_the_l2_trace_reads_back_as_dramsim3_parses_it(tmp_path, capsys):
+    """`explore --memory --l2-trace` writes a line per requested sector: DRAMsim3 reads a
+    hex address, an operation and a decimal cycle from each. The lines hold every sector
+    the requests ask for, sector-aligned, in the order of their issue cycles."""
+    assert main(["explore", "--memory", "--workloads", "gather-moe-rows", "--lanes", "8", "--latency", "300",
+                 "--in-flight", "64", "--l2-trace", "-o", str(tmp_path)]) == 0
+    lines = (tmp_path / "l2-gather-moe-rows-lanes8.trace").read_text().splitlines()
+    parsed = [(int(a, 16), op, int(cycle)) for a, op, cycle in (line.split() for line in lines)]
+    beats = beats_of("gather-moe-rows", UnitConfig(lanes=8))
+    assert len(parsed) == beats.sector_bytes.sum() // SECTOR_BYTES
+    assert {op for _, op, _ in parsed} == {"READ"}
+    assert all(address % SECTOR_BYTES == 0 for address, _, _ in parsed)
+    cycles = [cycle for _, _, cycle in parsed]
+    assert cycles == sorted(cycles) and cycles[-1] > cycles[0]
+    # the gather's rows: each of its 128 token rows of 128 bytes, 8 column blocks, all asked for
+    assert len({address for address, _, _ in parsed}) == 128 * 8 * 4
+
+
+def test_explore_memory_with_a_consumer_writes_what_each_swizzle_buys(tmp_path):
+    import json
+    assert main(["explore", "--memory", "--workloads", "gather-moe-rows", "--lanes", "8", "--latency", "300",
+                 "--in-flight", "64", "--consumer-reads", "1", "-o", str(tmp_path)]) == 0
+    consumer = json.loads((tmp_path / "explore-memory.json").read_text())["consumer"]
+    row = {(r["swizzle"], r["width"]): r for r in consumer}
+    assert row["NONE", 128]["read_wavefronts_per_read"] == 8 and row["B128", 128]["read_wavefronts_per_read"] == 1
+    assert row["B128", 128]["bytes_per_cycle_with_consumer"] > 3 * row["NONE", 128]["bytes_per_cycle_with_consumer"]
+    assert all(r["bytes_per_cycle_with_consumer"] < r["bytes_per_cycle"] for r in consumer)
+    assert (tmp_path / "explore-memory-consumer.png").read_bytes().startswith(PNG)

@@ -52,6 +52,16 @@ def test_a_file_s_workloads_are_what_their_entries_say():
     assert box.maps[0].box_dims == (64, 32) and box.requests[0][1].coordinates == (0, 0)
 
 
+def test_a_file_s_gemm_multicasts_its_b_block_across_the_cluster():
+    """``multicast: 2``: each k-step loads all of A and half of B's 128 rows, that half
+    multicast to both CTAs of the cluster (mask 0b11)."""
+    entry = {"name": "gemm-pair", "gemm": {"m": 1024, "n": 1024, "k": 512, "tile": [128, 128, 64], "k_steps": 2,
+                                           "multicast": 2}}
+    (pair,) = from_json({"workloads": [entry]})
+    assert pair.maps[1].box_dims == (64, 64)
+    assert [req.multicast_mask for _, req in pair.requests] == [0, 0b11] * 2
+
+
 def test_a_file_workload_is_swept_from_the_cli_and_its_json_read_back(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["explore", "--workloads-file", _file(tmp_path), "--lanes", "1,2", "--no-synthesis", "-q",
@@ -169,7 +179,9 @@ def test_the_bisection_aims_at_the_lanes_own_peak():
      "ENUM_RANGE: workloads[0].requests[0].map = 1 is not a tensor map's index, 0..0"),
     ({"workloads": [{"name": "both", "gemm": {}, "attention": {}}]},
      "FIELD_TYPE: workloads[0] = both has not exactly one of gemm, attention or tensor_maps"),
-    ({"work": []}, "ENUM_RANGE: work = [] is not a workload file field (workloads)")])
+    ({"work": []}, "ENUM_RANGE: work = [] is not a workload file field (workloads)"),
+    ({"workloads": [{"name": "q", "gemm": {"m": 256, "n": 256, "k": 64, "tile": [128, 128, 64], "multicast": 3}}]},
+     "ENUM_RANGE: workloads[0].gemm.multicast = 3 is not a cluster of 1, 2, 4, 8 or 16 CTAs")])
 def test_a_malformed_workload_file_is_refused_by_name(data, message, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["explore", "--workloads-file", _file(tmp_path, data), "--no-synthesis", "-q", "-o", str(out)]) == 2
@@ -181,7 +193,9 @@ def test_a_malformed_workload_file_is_refused_by_name(data, message, tmp_path, c
 @pytest.mark.parametrize("flags, message", [
     (["--bytes-per-cycle", "36.5"], "memory.bytes_per_cycle = 36.5 is not a whole number"),
     (["--bytes-per-cycle", "3e1"], "bytes_per_cycle = '3e1' is not a decimal number"),
-    (["--bisect", "1.5"], "bisect = 1.5 is outside (0, 1]")])
+    (["--bisect", "1.5"], "bisect = 1.5 is outside (0, 1]"),
+    (["--cluster-bytes-per-cycle", "0.5"], "memory.cluster_bytes_per_cycle = 0.5 is not a number from 1"),
+    (["--consumer-reads", "x"], "consumer_reads = 'x'")])
 def test_explore_memory_refuses_bad_memory_flags_naming_them(flags, message, tmp_path, capsys):
     assert main(["explore", "--memory", "-q", "-o", str(tmp_path / "out"), *flags]) == 2
     assert message in capsys.readouterr().err
