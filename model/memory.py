@@ -65,16 +65,18 @@ the beat stream back, so the gate and the RTL's run loop are the same with it):
   load's image once the whole box is in, as it waits on the load's mbarrier, in 8-row
   matrix reads: the 16 bytes at one chunk position of 8 consecutive rows
   (:func:`matrix_read_wavefronts`), each byte ``consumer_reads`` times, on the same port
-  as the unit's writes: the port holds for the reads' wavefronts after the request's last
-  beat is written;
-* a multicast load to ``k`` CTAs (``k`` bits of its mask) stands for a cluster of ``k``
-  CTAs that share a block, each loading ``1/k`` of it and multicasting that part to all
-  ``k``: this SM's shared memory takes ``k`` times each beat's bytes (its own and the
-  others' shares, taken to collide in the banks as its own do) and the consumer reads all
-  of them, while the L2 sees this SM's requests once; the beat's bytes go to the ``k - 1``
-  other CTAs through the cluster at ``cluster_bytes_per_cycle`` (None: no limit), in the
-  order the data is complete, and the run ends when the cluster has carried them. The
-  run's shared-memory bytes count every copy that lands in this SM.
+  as the unit's writes: the port holds for the reads' wavefronts once the last of the
+  copy's beats to be written is written;
+* a multicast load to ``k`` CTAs (``k`` bits of its mask; the issuing CTA taken to be
+  one of them) stands for a cluster of ``k`` CTAs that share a block, each loading
+  ``1/k`` of it and multicasting that part to all ``k`` (PTX's
+  ``cp.async.bulk.tensor .multicast::cluster`` writes the data to the same offset in
+  each CTA of the mask): this SM's shared memory takes ``k`` times each beat's bytes (its
+  own and the others' shares, taken to collide in the banks as its own do) and the
+  consumer reads all of them, while the L2 sees this SM's requests once; the cluster
+  delivers the beat's bytes to the ``k - 1`` other CTAs at ``cluster_bytes_per_cycle``
+  (None: no limit), in the order the data is complete, and the run ends when it has.
+  The run's shared-memory bytes count every share that lands in this SM.
 
 That a stalled beat stream resumes with one beat a cycle (no bubble after a stall) is the
 unit's timing model's behaviour, checked in tests/test_memory.py against
@@ -562,22 +564,27 @@ class IssuedRequests:
         request: :attr:`MemoryRun.issue`)."""
         lines = []
         for address, sectors, writes, cycle in zip(self.address.tolist(), self.sectors.tolist(),
-                                                   self.writes.tolist(), np.asarray(issue).tolist()):
+                                                   self.writes.tolist(), np.asarray(issue).tolist(), strict=True):
             kind = "WRITE" if writes else "READ"
-            lines += [f"{address + SECTOR_BYTES * s:#x} {kind} {cycle}" for s in range(64) if sectors >> s & 1]
+            lines += [f"{address + SECTOR_BYTES * s:#x} {kind} {cycle}"
+                      for s in range(MAX_GRANULE // SECTOR_BYTES) if sectors >> s & 1]
         return lines
 
 
 def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: int, stalled: int = 0,
-               merged_into=None, destinations=None, remote_bytes=None, consumer=None) -> MemoryRun:
+               merged_into=None, copy_index=None, multicast_ctas=None, beat_bytes=None,
+               consumer_wavefronts=None) -> MemoryRun:
     """What follows from the beats' departures (each beat's requests issue as it leaves):
     every request's return, each beat's shared-memory access (a store's or reduction's
-    read as it left; a load's write once its last request is back, and the request its
-    coalesced sectors wait for (``merged_into``, per beat: earlier requests' indices), beats in the order
-    their data is complete, one port) and the run's end. Per beat, optional: a load's
-    ``destinations`` (the CTAs of its multicast, 1 without), the bytes it sends to the
-    other CTAs (``remote_bytes``) and the wavefronts of the consumer's reads that follow
-    its write (``consumer``, once per read of each byte; the module's rules)."""
+    read as it left; a load's write once its last request is back, and the requests its
+    coalesced sectors wait for (``merged_into``, per beat: earlier requests' indices),
+    beats in the order their data is complete, one port) and the run's end. Per beat,
+    optional (the module's rules, "The SM around the unit"): the copy it belongs to
+    (``copy_index``), the CTAs a load's data lands in (``multicast_ctas``, 1 without
+    multicast), its shared-memory bytes in one CTA (``beat_bytes``: the cluster carries
+    them to the others) and the wavefronts of the consumer's reads of its copy, once per
+    byte (``consumer_wavefronts``, summed over the copy's beats), which the port serves
+    after the copy's last beat to be written."""
     departure = np.asarray(departure, dtype=np.int64)
     beats = len(departure)
     operations = np.asarray(operations, dtype=np.int64)
@@ -594,17 +601,25 @@ def memory_run(gate: MemoryGate, departure, wavefronts, operations, smem_bytes: 
             if waits:
                 last_return[i] = max(int(last_return[i]), int(returned[waits].max()))
         complete = np.where(last_return >= 0, last_return + 1, departure + 1)
-        reads = gate.memory.consumer_reads
+        ctas = np.ones(beats, dtype=np.int64) if multicast_ctas is None else np.asarray(multicast_ctas)
+        consumer_reads = gate.memory.consumer_reads if consumer_wavefronts is not None else 0
+        if consumer_reads:
+            copy_of = np.asarray(copy_index, dtype=np.int64)
+            reads_of_copy = np.bincount(copy_of, np.asarray(consumer_wavefronts), copy_of.max() + 1).astype(np.int64)
+            beats_left = np.bincount(copy_of[loads], minlength=len(reads_of_copy))
         cluster = gate.memory.cluster_bytes_per_cycle
-        write_port, network = 0, Fraction(0)
+        write_port, cluster_free = 0, Fraction(0)
         for i in loads[np.lexsort((loads, complete[loads]))]:
             written[i] = max(int(complete[i]), write_port)
-            copies = 1 if destinations is None else int(destinations[i])
-            held = int(wavefronts[i]) + (reads * int(consumer[i]) if consumer is not None else 0)
-            write_port = int(written[i]) + copies * held
-            if cluster is not None and remote_bytes is not None and remote_bytes[i]:
-                network = max(Fraction(int(complete[i])), network) + Fraction(int(remote_bytes[i])) / _exact(cluster)
-        end = max(end, write_port, math.ceil(network))
+            write_port = int(written[i]) + int(ctas[i]) * int(wavefronts[i])
+            if consumer_reads:
+                beats_left[copy_of[i]] -= 1
+                if not beats_left[copy_of[i]]:          # the copy's whole box is in: its mbarrier completes
+                    write_port += int(ctas[i]) * consumer_reads * int(reads_of_copy[copy_of[i]])
+            if cluster is not None and ctas[i] > 1:
+                cluster_free = max(Fraction(int(complete[i])), cluster_free) \
+                    + (int(ctas[i]) - 1) * int(beat_bytes[i]) / _exact(cluster)
+        end = max(end, write_port, math.ceil(cluster_free))
     return MemoryRun(departure, written, issue, returned, end, smem_bytes, stalled)
 
 

@@ -474,20 +474,22 @@ def _steady(ready, beat_queue, stages, start, front, records, job, left, waiting
 class MemoryBeats:
     """A request sequence's beats, in order, with what the memory side needs of each
     (:mod:`.memory`): its L2 requests, the sector bytes they move, its shared-memory
-    wavefronts and its request's operation, a load's multicast destinations, the bytes it
-    sends to the other CTAs and its consumer's read wavefronts; and the copy's global
-    bytes used and the bytes written to (or read from) this SM's shared memory."""
+    wavefronts and its request's operation, the copy it belongs to and, for a load, the
+    CTAs its data lands in, its bytes and its copy's consumer read wavefronts; and the
+    copies' global bytes used and the bytes written to (or read from) this SM's shared
+    memory, every CTA's share of a multicast included."""
     requests: np.ndarray
     sector_bytes: np.ndarray
     wavefronts: np.ndarray
     operations: np.ndarray
     used_bytes: int
     smem_bytes: int
-    merged_into: list           # per beat: the earlier requests its coalesced sectors wait for
-    destinations: np.ndarray    # per beat: the CTAs a load's data goes to (1 without multicast)
-    remote_bytes: np.ndarray    # per beat: the bytes it sends to the other CTAs of its multicast
-    consumer: np.ndarray        # per beat: the consumer's read wavefronts after it (at a request's last beat)
-    issued: "IssuedRequests"    # the requests that reach the memory, in issue order
+    merged_into: list               # per beat: the earlier requests its coalesced sectors wait for
+    copy_index: np.ndarray          # per beat: the copy (request) it belongs to
+    multicast_ctas: np.ndarray      # per beat: the CTAs a load's data lands in (1 without multicast)
+    beat_bytes: np.ndarray          # per beat: its shared-memory bytes in one CTA
+    consumer_wavefronts: np.ndarray  # per beat: the consumer's read wavefronts of its chunks' rows
+    issued: "IssuedRequests"        # the requests that reach the memory, in issue order
 
     def gate(self, memory: "Memory") -> "MemoryGate":
         return MemoryGate(self.requests, self.sector_bytes, self.wavefronts, self.operations, memory)
@@ -499,43 +501,55 @@ class MemoryBeats:
 
     def after_arrays(self) -> dict:
         """The per-beat arrays :func:`.memory.memory_run` takes for multicast and the consumer."""
-        return {"destinations": self.destinations, "remote_bytes": self.remote_bytes, "consumer": self.consumer}
+        return {"copy_index": self.copy_index, "multicast_ctas": self.multicast_ctas, "beat_bytes": self.beat_bytes,
+                "consumer_wavefronts": self.consumer_wavefronts}
+
+    @property
+    def landing(self) -> float:
+        """Shared-memory bytes that land in this SM per byte of its own beats: above 1
+        where the cluster's other CTAs multicast their shares into it."""
+        own = int(self.beat_bytes.sum())
+        return self.smem_bytes / own if own else 1.0
 
 
 def memory_beats(copies, lanes: int, granule: int, coalesce: int = 0) -> MemoryBeats:
-    """The :class:`MemoryBeats` of copies (``(transactions, operation, unit_smem_bytes)``
-    each, with the CTAs of a multicast load's mask as a fourth where it has one; in
-    order; a copy without transactions makes no beat) on a unit of ``lanes`` lanes,
-    requests merged into ``granule``-byte granules, and read requests coalesced across
-    ``coalesce`` beats (:func:`.memory.coalesce`)."""
+    """The :class:`MemoryBeats` of copies (``(transactions, operation, unit_smem_bytes,
+    multicast_ctas)`` each, the last optional: the bits of a multicast load's CTA mask, 0
+    or 1 without; in order; a copy without transactions makes no beat) on a unit of
+    ``lanes`` lanes, requests merged into ``granule``-byte granules, and read requests
+    coalesced across ``coalesce`` beats (:func:`.memory.coalesce`)."""
     listed = []
-    per_beat = {name: [np.zeros(0, np.int64)] for name in ("wavefronts", "operations", "destinations", "remote",
-                                                           "consumer")}
+    per_beat = {name: [np.zeros(0, np.int64)] for name in ("wavefronts", "operations", "copy_index", "ctas",
+                                                           "beat_bytes", "consumer")}
     used = smem = first = 0
-    for t, operation, unit_smem_bytes, *multicast in copies:
+    for index, (t, operation, unit_smem_bytes, *multicast) in enumerate(copies):
         if t is None or not len(t):
             continue
         merged = merge(t, lanes, operation, granule)
         beats = merged.beats
         listed.append((merged.beat + first, merged.address, merged.sectors, operation))
         first += beats
-        copies_of = max(1, multicast[0] if multicast else 1) if operation == Operation.LOAD else 1
-        beat_bytes = np.bincount(np.arange(len(t)) // lanes, t.units * unit_smem_bytes, beats).astype(np.int64)
+        beat_of_chunk = np.arange(len(t)) // lanes
+        ctas = max([1, *multicast]) if operation == Operation.LOAD else 1
+        own_bytes = np.bincount(beat_of_chunk, t.units * unit_smem_bytes, beats).astype(np.int64)
+        # each read's wavefronts go to the beat of its first chunk; the run charges the
+        # copy's sum after its last beat to be written
         consumer = np.zeros(beats, dtype=np.int64)
-        if operation == Operation.LOAD:          # read once the whole box is in (its mbarrier completes)
-            consumer[-1] = int(matrix_read_wavefronts(t).sum())
+        if operation == Operation.LOAD:
+            consumer[0] = int(matrix_read_wavefronts(t).sum())
         per_beat["wavefronts"].append(smem_wavefronts(t, lanes, unit_smem_bytes, operation))
         per_beat["operations"].append(np.full(beats, int(operation), dtype=np.int64))
-        per_beat["destinations"].append(np.full(beats, copies_of, dtype=np.int64))
-        per_beat["remote"].append((copies_of - 1) * beat_bytes)
+        per_beat["copy_index"].append(np.full(beats, index, dtype=np.int64))
+        per_beat["ctas"].append(np.full(beats, ctas, dtype=np.int64))
+        per_beat["beat_bytes"].append(own_bytes if operation != Operation.PREFETCH else np.zeros(beats, np.int64))
         per_beat["consumer"].append(consumer)
         used += int(merged.used_bytes.sum())
         if operation != Operation.PREFETCH:         # a prefetch has no shared-memory side
-            smem += copies_of * int(beat_bytes.sum())
+            smem += ctas * int(own_bytes.sum())
     requests, sector_bytes, merged_into, issued = coalesce_requests(listed, first, coalesce)
     arrays = {name: np.concatenate(parts) for name, parts in per_beat.items()}
     return MemoryBeats(requests, sector_bytes, arrays["wavefronts"], arrays["operations"], used, smem, merged_into,
-                       arrays["destinations"], arrays["remote"], arrays["consumer"], issued)
+                       arrays["copy_index"], arrays["ctas"], arrays["beat_bytes"], arrays["consumer"], issued)
 
 
 def slot_image(config: UnitConfig, images: dict, valid_slots: int, slot: int):

@@ -495,8 +495,8 @@ def _explore_memory(args) -> int:
     latencies and requests in flight; a CSV and plots."""
     from pathlib import Path
     from .memory_side import (sweep, write_csv, write_json, plot_bandwidth, wavefront_table, plot_wavefronts,
-                              consumer_table, plot_consumer, in_flight_for, peak, write_l2_trace, LATENCIES,
-                              IN_FLIGHT)
+                              consumer_table, plot_consumer, in_flight_for, peak, write_l2_trace, beats_behind,
+                              LATENCIES, IN_FLIGHT)
     from .model.config import UnitConfig
     from .model.memory import Memory
     lanes = _int_list(args.lanes, "lanes")
@@ -547,7 +547,7 @@ def _explore_memory(args) -> int:
     if fraction is not None:
         for work in workloads:
             for n in lanes:
-                top = peak(n, Memory(**path))
+                top = peak(n, Memory(**path), beats_behind(work, n, issuer, path).landing)
                 for latency in latencies:
                     needed = in_flight_for(work, n, latency, fraction, issuer=issuer, **path)
                     name = getattr(work, "name", work)
@@ -563,7 +563,8 @@ def _explore_memory(args) -> int:
                 print(f"wrote {trace}")
     consumer = []
     if path.get("consumer_reads"):
-        # what each swizzle buys once the consumer reads the image (docs/memory.md, "The consumer")
+        # what each swizzle buys once a consumer reads the image (docs/memory.md, "The SM
+        # around the unit: the consumer and multicast")
         consumer = consumer_table(lanes, path["consumer_reads"])
         pictures.append(plot_consumer(consumer, out / "explore-memory-consumer.png"))
         print(f"{'swizzle':22} {'width':>5} {'lanes':>5} {'wf/read':>7} {'B/cycle':>8} {'w/ reads':>8}")

@@ -24,7 +24,7 @@ from .model.timing import MemoryBeats, memory_beats, predict_scenario
 from .workloads import Workload, workload
 
 __all__ = ["Beats", "beats_of", "MemoryRow", "sweep", "write_csv", "write_json", "peak", "little", "in_flight_for", "plot_bandwidth",
-           "wavefront_table", "plot_wavefronts", "consumer_table", "plot_consumer", "write_l2_trace",
+           "wavefront_table", "plot_wavefronts", "consumer_table", "plot_consumer", "write_l2_trace", "beats_behind",
            "LATENCIES", "IN_FLIGHT"]
 
 #: The default sweep: latencies across the 500-900 cycles measured for TMA loads on B200
@@ -87,13 +87,16 @@ class MemoryRow:
     hit_rate: float = 1.0           # beats that hit in L2 (memory.hit_rate)
 
 
-def peak(lanes: int, memory: Memory) -> float:
-    """The most a unit of ``lanes`` lanes moves a cycle behind ``memory``: 16 bytes a lane,
-    or the request path's rate if that is lower (with the GPU around the SM, its share:
-    hits at the L2's rate and misses at the HBM's, in the hit rate's proportion)."""
+def peak(lanes: int, memory: Memory, landing: float = 1.0) -> float:
+    """The most a unit of ``lanes`` lanes lands in its SM's shared memory a cycle behind
+    ``memory``: 16 bytes a lane (the port takes one beat a cycle), or the request path's
+    rate if that is lower (with the GPU around the SM, its share: hits at the L2's rate and
+    misses at the HBM's, in the hit rate's proportion) times ``landing``, the bytes that
+    land per byte of the unit's own beats (:attr:`.model.timing.MemoryBeats.landing`:
+    above 1 where the cluster multicasts into the SM)."""
     hit, miss = memory.rates()
     share = Fraction(repr(memory.hit_rate)) if isinstance(memory.hit_rate, float) else Fraction(memory.hit_rate)
-    return float(min(16 * lanes, 1 / (share / hit + (1 - share) / miss)))
+    return float(min(16 * lanes, 1 / (share / hit + (1 - share) / miss) * Fraction(landing)))
 
 
 def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) -> float:
@@ -107,7 +110,7 @@ def little(in_flight: int, latency: int, bytes_per_request: float, peak: float) 
 def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
     run = beats.run(memory)
     requests, sectors = int(beats.requests.sum()), int(beats.sector_bytes.sum()) // SECTOR_BYTES
-    top = peak(lanes, memory)
+    top = peak(lanes, memory, beats.landing)
     per_request = beats.smem_bytes / requests if requests else 0.0
     return MemoryRow(name, lanes, memory.latency, memory.in_flight, float(memory.rate), memory.carries,
                      requests / beats.tiles, sectors / beats.tiles,
@@ -118,7 +121,7 @@ def _row(name, lanes, beats: Beats, memory: Memory) -> MemoryRow:
                      little(memory.in_flight, memory.latency, per_request, top), memory.sms, memory.hit_rate)
 
 
-def _beats_behind(work, lanes: int, issuer: Issuer | None, memory: dict) -> Beats:
+def beats_behind(work, lanes: int, issuer: Issuer | None, memory: dict) -> Beats:
     """:func:`beats_of` with the granule and the coalescer's window of ``memory``, the
     :class:`.model.memory.Memory` parameters of a sweep."""
     return beats_of(work, UnitConfig(lanes=lanes), memory.get("granule", LINE_BYTES), issuer, memory.get("coalesce", 0))
@@ -133,7 +136,7 @@ def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_F
     for work in workloads:
         name = work.name if isinstance(work, Workload) else work
         for n in lanes:
-            beats = _beats_behind(work, n, issuer, memory)
+            beats = beats_behind(work, n, issuer, memory)
             for latency in latencies:
                 for credits in in_flight:
                     memory_point = Memory(latency=latency, in_flight=credits, **memory)
@@ -146,17 +149,18 @@ def sweep(workloads: list, lanes: list[int], latencies=LATENCIES, in_flight=IN_F
 def in_flight_for(name, lanes: int, latency: int, fraction: float, issuer: Issuer | None = None, **memory) -> int:
     """The fewest requests in flight with which workload ``name`` (a name or a
     :class:`.workloads.Workload`) on ``lanes`` lanes reaches ``fraction`` of its own peak
-    (:func:`peak`: 16 bytes a lane a cycle, or the request path's rate if lower) at
+    (:func:`peak`: 16 bytes a lane a cycle, or the request path's rate if lower, with
+    what multicast lands in the SM) at
     ``latency`` (a bisection over the credits; 0 if no credit count reaches it);
     ``memory``, the other :class:`.model.memory.Memory` parameters."""
     if not 0 < fraction <= 1:
         from .model.errors import ErrorCode, TmaError
         raise TmaError(ErrorCode.ENUM_RANGE, "bisect", fraction, "is outside (0, 1]")
-    beats = _beats_behind(name, lanes, issuer, memory)
+    beats = beats_behind(name, lanes, issuer, memory)
 
     def memory_of(credits):
         return Memory(latency=latency, in_flight=credits, **memory)
-    target = fraction * peak(lanes, memory_of(1))
+    target = fraction * peak(lanes, memory_of(1), beats.landing)
 
     def reaches(credits):
         return beats.run(memory_of(credits)).bytes_per_cycle() >= target
@@ -177,7 +181,7 @@ def write_l2_trace(work, lanes: int, memory: Memory, path: Path, issuer: Issuer 
     ``lanes`` lanes behind ``memory``, a line per sector in DRAMsim3's trace format
     (:meth:`.model.memory.IssuedRequests.trace_lines`): a file another memory simulator
     reads as the unit's traffic, at the cycles this model issues it."""
-    beats = _beats_behind(work, lanes, issuer, {"granule": memory.granule, "coalesce": memory.coalesce})
+    beats = beats_behind(work, lanes, issuer, {"granule": memory.granule, "coalesce": memory.coalesce})
     run = beats.run(memory)
     path.write_text("".join(line + "\n" for line in beats.issued.trace_lines(run.issue)))
     return path
@@ -237,31 +241,42 @@ def plot_bandwidth(rows: list[MemoryRow], path: Path) -> Path:
     return path
 
 
+#: The box widths (bytes) of the wavefront and consumer tables, each where the swizzle allows it.
+TABLE_WIDTHS = (16, 32, 64, 96, 128, 256)
+
+
+def _fp16_boxes():
+    """``(swizzle, width, map)`` for each swizzle and each of :data:`TABLE_WIDTHS` it
+    allows: an fp16 box of 64 rows of ``width`` bytes in a 4096 x 4096 tensor."""
+    from .model import MapKind, DataType, Swizzle, TensorMap
+    from .model.tensormap import dense_strides
+    dims = (4096, 4096)
+    for swizzle in Swizzle:
+        span = swizzle.span if swizzle != Swizzle.NONE else 256
+        for width in TABLE_WIDTHS:
+            if width <= span:
+                yield swizzle, width, TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, dims,
+                                                tuple(dense_strides(dims, 2)), (width // 2, 64), (1, 1),
+                                                swizzle=swizzle)
+
+
 def wavefront_table(lanes_list=(1, 2, 4, 8)) -> list[dict]:
     """Mean and worst shared-memory wavefronts per beat of an fp16 load of 64 rows, for
     each swizzle and box width (bytes) it allows, at each lane count, with the
     destination on a 1024-byte boundary and on the least alignment the swizzle allows."""
-    from .model import MapKind, DataType, Operation, Request, Swizzle, TensorMap, TmaError
-    from .model.tensormap import dense_strides
+    from .model import Operation, Request, TmaError
     from .model.swizzle import smem_alignment
     table = []
-    dims = (4096, 4096)
-    for swizzle in Swizzle:
-        span = swizzle.span if swizzle != Swizzle.NONE else 256
-        for width in (16, 32, 64, 96, 128, 256):
-            if width > span:
+    for swizzle, width, tm in _fp16_boxes():
+        for alignment in (1024, smem_alignment(swizzle)):
+            try:
+                t = transactions(tm, Request(Operation.LOAD, (0, 0), smem_address=alignment))
+            except TmaError:        # a width the swizzle's rules refuse
                 continue
-            tm = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, dims, tuple(dense_strides(dims, 2)),
-                           (width // 2, 64), (1, 1), swizzle=swizzle)
-            for alignment in (1024, smem_alignment(swizzle)):
-                try:
-                    t = transactions(tm, Request(Operation.LOAD, (0, 0), smem_address=alignment))
-                except TmaError:        # a width the swizzle's rules refuse
-                    continue
-                for lanes in lanes_list:
-                    wf = smem_wavefronts(t, lanes, tm.info.unit_smem_bytes, Operation.LOAD)
-                    table.append({"swizzle": swizzle.name, "width": width, "alignment": alignment, "lanes": lanes,
-                                  "mean": float(wf.mean()), "worst": int(wf.max())})
+            for lanes in lanes_list:
+                wf = smem_wavefronts(t, lanes, tm.info.unit_smem_bytes, Operation.LOAD)
+                table.append({"swizzle": swizzle.name, "width": width, "alignment": alignment, "lanes": lanes,
+                              "mean": float(wf.mean()), "worst": int(wf.max())})
     return table
 
 
@@ -270,38 +285,30 @@ CONSUMER_LOADS = 16
 
 
 def consumer_table(lanes_list=(1, 2, 4, 8), reads: int = 1, **memory) -> list[dict]:
-    """For each swizzle and box width it allows (an fp16 box of 64 rows, as
-    :func:`wavefront_table`) and each lane count: the wavefronts of the unit's writes per
-    beat and of a consumer's 8-row matrix reads per read, and the bytes a cycle
-    :data:`CONSUMER_LOADS` loads of the box reach without a consumer and with one reading
-    each byte ``reads`` times on the same shared-memory port; ``memory``, the other
-    :class:`.model.memory.Memory` parameters (default: a memory that never binds, one cycle
-    and credits enough, so that the table shows the shared-memory port)."""
-    from .model import MapKind, DataType, Operation, Request, Swizzle, TensorMap
-    from .model.tensormap import dense_strides
+    """For each swizzle and box width it allows (the fp16 boxes of 64 rows of
+    :func:`wavefront_table`, on 1024-byte boundaries) and each lane count: the wavefronts
+    of the unit's writes per beat and of a consumer's 8-row matrix reads per read, and the
+    bytes a cycle :data:`CONSUMER_LOADS` loads of the box reach without a consumer and
+    with one reading each byte ``reads`` times on the same shared-memory port; ``memory``,
+    the other :class:`.model.memory.Memory` parameters (default: a memory that never
+    binds, one cycle and credits enough, so that the table shows the shared-memory port)."""
+    from .model import Operation, Request
     from .model.memory import matrix_read_wavefronts
     memory = {"latency": 1, "in_flight": 4096, **memory}
     table = []
-    dims = (4096, 4096)
-    for swizzle in Swizzle:
-        span = swizzle.span if swizzle != Swizzle.NONE else 256
-        for width in (32, 64, 128, 256):
-            if width > span:
-                continue
-            tm = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x1000_0000, dims, tuple(dense_strides(dims, 2)),
-                           (width // 2, 64), (1, 1), swizzle=swizzle)
-            stage = 64 * width
-            requests = tuple((0, Request(Operation.LOAD, (0, 64 * i), smem_address=(i % 4) * stage))
-                             for i in range(CONSUMER_LOADS))
-            work = Workload(f"{swizzle.name}-{width}", "", (tm,), requests, CONSUMER_LOADS)
-            matrix = matrix_read_wavefronts(transactions(tm, requests[0][1]))
-            for lanes in lanes_list:
-                beats = beats_of(work, UnitConfig(lanes=lanes))
-                alone, shared = (beats.run(Memory(consumer_reads=n, **memory)).bytes_per_cycle() for n in (0, reads))
-                table.append({"swizzle": swizzle.name, "width": width, "lanes": lanes, "reads": reads,
-                              "write_wavefronts_per_beat": float(beats.wavefronts.mean()),
-                              "read_wavefronts_per_read": float(matrix.mean()),
-                              "bytes_per_cycle": alone, "bytes_per_cycle_with_consumer": shared})
+    for swizzle, width, tm in _fp16_boxes():
+        stage = -(-64 * width // 1024) * 1024
+        requests = tuple((0, Request(Operation.LOAD, (0, 64 * i), smem_address=(i % 4) * stage))
+                         for i in range(CONSUMER_LOADS))
+        work = Workload(f"{swizzle.name}-{width}", "", (tm,), requests, CONSUMER_LOADS)
+        matrix = matrix_read_wavefronts(transactions(tm, requests[0][1]))
+        for lanes in lanes_list:
+            beats = beats_of(work, UnitConfig(lanes=lanes))
+            alone, shared = (beats.run(Memory(consumer_reads=n, **memory)).bytes_per_cycle() for n in (0, reads))
+            table.append({"swizzle": swizzle.name, "width": width, "lanes": lanes, "reads": reads,
+                          "write_wavefronts_per_beat": float(beats.wavefronts.mean()),
+                          "read_wavefronts_per_read": float(matrix.mean()),
+                          "bytes_per_cycle": alone, "bytes_per_cycle_with_consumer": shared})
     return table
 
 

@@ -100,7 +100,7 @@ def gemm(name, description, dtype, m, n, k, block_m, block_n, block_k, k_steps=N
     multicast to the c CTAs, and each of the others loads and multicasts another such part."""
     block_k_bytes = block_k * TYPE_INFO[dtype].global_bytes(1)
     k_steps = k // block_k if k_steps is None else k_steps
-    if multicast not in (1, 2, 4, 8, 16) or block_n % multicast:
+    if isinstance(multicast, bool) or multicast not in (1, 2, 4, 8, 16) or block_n % multicast:
         raise TmaError(ErrorCode.ENUM_RANGE, "multicast", multicast,
                        f"is not a cluster of 1, 2, 4, 8 or 16 CTAs that divides block_n, {block_n}")
     maps = [tiled(dtype, (k, m), (block_k, block_m), swizzle, base=0x1000_0000),

@@ -389,6 +389,16 @@ def test_matrix_reads_count_the_banks_of_8_rows_at_one_column(mode):
     assert reads.mean() == conflicts(tm, req)["column"]
 
 
+def test_a_box_of_12_rows_ends_each_column_with_a_read_of_4():
+    """Without a swizzle the rows of a 128-byte-row box at one column share 4 banks: the
+    first read of each of the 8 columns holds 8 rows (8 wavefronts), the second the 4
+    rows left (4), in the copy's order: rows 0-7 column by column, then rows 8-11."""
+    from tma_unit.model.memory import matrix_read_wavefronts
+    tm = _fp16((4096, 4096), (64, 12))
+    reads = matrix_read_wavefronts(transactions(tm, Request(Operation.LOAD, (0, 0), smem_address=0)))
+    assert reads.tolist() == [8] * 8 + [4] * 8
+
+
 def _one_box(mode=Swizzle.NONE, multicast_mask=0, rows=64):
     """An fp16 load of ``rows`` rows of 128 bytes, as memory_beats' copies."""
     tm = _fp16((4096, 4096), (64, rows), swizzle_mode=mode)
@@ -413,6 +423,17 @@ def test_a_consumer_reads_the_box_on_the_port_after_its_last_beat(reads):
         assert read.bytes_per_cycle() < alone.bytes_per_cycle()
 
 
+def test_the_consumer_waits_for_the_last_beat_written_not_the_last_beat_issued():
+    """With a latency spread the beats' data comes back out of order: the consumer's 512
+    wavefronts start only once every beat of the box is written, so the run ends 512
+    cycles after the last write of a beat."""
+    beats = memory_beats(_one_box(), 8, 128)
+    run = _after(beats, Memory(latency=300, latency_spread=200, seed=5, consumer_reads=1))
+    order = np.argsort(run.written)
+    assert order[-1] != len(order) - 1                   # the last beat issued is not the last written
+    assert run.cycles == int(run.written.max()) + 1 + 64 * 8
+
+
 def test_a_multicast_lands_each_ctas_share_in_this_sm_and_crosses_the_cluster():
     """A load multicast to 2 CTAs asks the L2 for its sectors once; the SM's shared memory
     takes both CTAs' shares (twice the bytes, twice the port); the cluster carries the
@@ -420,9 +441,11 @@ def test_a_multicast_lands_each_ctas_share_in_this_sm_and_crosses_the_cluster():
     plain, shared = memory_beats(_one_box(), 8, 128), memory_beats(_one_box(multicast_mask=0b101), 8, 128)
     assert shared.sector_bytes.tolist() == plain.sector_bytes.tolist()
     assert shared.smem_bytes == 2 * plain.smem_bytes == 2 * 8192
-    assert shared.remote_bytes.sum() == 8192 and plain.remote_bytes.sum() == 0
+    assert shared.multicast_ctas.tolist() == [2] * 64 and plain.multicast_ctas.tolist() == [1] * 64
+    assert shared.beat_bytes.tolist() == plain.beat_bytes.tolist() == [128] * 64
     alone, both = (_after(beats, Memory(latency=1)) for beats in (plain, shared))
-    assert both.cycles - int(both.written[0]) == 2 * (alone.cycles - int(alone.written[0]))   # 8 wavefronts a beat
+    # a beat takes 1 wavefront alone, 2 with the other CTA's share
+    assert both.cycles - int(both.written[0]) == 2 * (alone.cycles - int(alone.written[0]))
     limited = _after(shared, Memory(latency=1, cluster_bytes_per_cycle=16))
     first_data = int(limited.departure[0]) + 1 + 1          # its requests return after 1 cycle, written the next
     assert limited.cycles == first_data + 8192 // 16
@@ -440,22 +463,56 @@ def test_a_multicast_gemm_asks_the_l2_for_less_per_byte_landed():
         gemm("g", "", DataType.FLOAT16, 4096, 4096, 4096, 128, 128, 64, 4, multicast=3)
 
 
+def _trace(lines):
+    """A trace's lines as DRAMsim3 reads them: a hex address, an operation, a decimal cycle."""
+    return [(int(a, 16), op, int(cycle)) for a, op, cycle in (line.split() for line in lines)]
+
+
 def test_the_l2_trace_reads_back_as_dramsim3_parses_it(tmp_path, capsys):
-    """`explore --memory --l2-trace` writes a line per requested sector: DRAMsim3 reads a
-    hex address, an operation and a decimal cycle from each. The lines hold every sector
-    the requests ask for, sector-aligned, in the order of their issue cycles."""
+    """`explore --memory --l2-trace` writes a line per requested sector. The gather asks
+    for 128 token rows of 128 bytes (4 sectors each) in 8 column blocks: 4,096 sectors,
+    each once, sector-aligned, the first at the cycle the first beat left (with 64
+    credits and 4 requests a beat, 16 beats leave before the first credit comes back)."""
     assert main(["explore", "--memory", "--workloads", "gather-moe-rows", "--lanes", "8", "--latency", "300",
                  "--in-flight", "64", "--l2-trace", "-o", str(tmp_path)]) == 0
-    lines = (tmp_path / "l2-gather-moe-rows-lanes8.trace").read_text().splitlines()
-    parsed = [(int(a, 16), op, int(cycle)) for a, op, cycle in (line.split() for line in lines)]
-    beats = beats_of("gather-moe-rows", UnitConfig(lanes=8))
-    assert len(parsed) == beats.sector_bytes.sum() // SECTOR_BYTES
+    parsed = _trace((tmp_path / "l2-gather-moe-rows-lanes8.trace").read_text().splitlines())
+    assert len(parsed) == len({address for address, _, _ in parsed}) == 128 * 8 * 4
     assert {op for _, op, _ in parsed} == {"READ"}
     assert all(address % SECTOR_BYTES == 0 for address, _, _ in parsed)
+    beats = beats_of("gather-moe-rows", UnitConfig(lanes=8))
+    run = beats.run(Memory(latency=300, in_flight=64))
     cycles = [cycle for _, _, cycle in parsed]
-    assert cycles == sorted(cycles) and cycles[-1] > cycles[0]
-    # the gather's rows: each of its 128 token rows of 128 bytes, 8 column blocks, all asked for
-    assert len({address for address, _, _ in parsed}) == 128 * 8 * 4
+    assert cycles[0] == run.departure[0] and cycles == sorted(cycles)
+    assert cycles[16 * 4 * 4] >= cycles[0] + 300       # the 17th beat waits for a credit
+
+
+def test_the_l2_trace_writes_a_store_s_sectors_and_leaves_out_what_the_coalescer_took():
+    """A store of 16 rows of 128 bytes writes 4 sectors a row; the 48-byte rows' box of
+    the coalescer test asks for each row's 2 sectors once with a window of 2 beats."""
+    tm = _fp16((4096, 4096), (64, 16))
+    store = [(transactions(tm, Request(Operation.STORE, (0, 0), smem_address=0)), Operation.STORE, 2)]
+    for copies, memory, count, kind in ((store, Memory(latency=10), 16 * 4, "WRITE"),
+                                        (_48_byte_rows(), Memory(latency=10, coalesce=2), 64 * 2, "READ")):
+        beats = memory_beats(copies, 8, 128, memory.coalesce)
+        run = _after(beats, memory)
+        parsed = _trace(beats.issued.trace_lines(run.issue))
+        assert len(parsed) == count and {op for _, op, _ in parsed} == {kind}
+
+
+def test_a_multicast_s_peak_counts_what_lands():
+    """From DRAM at 132 SMs' fair share (17 B/cycle each) a cluster of 4 sharing B lands
+    more than the SM's share: the peak scales by the bytes that land per byte asked
+    (16 + 16) / (16 + 4), and the run stays under it."""
+    from tma_unit.memory_side import peak
+    from tma_unit.workloads import gemm
+    work = gemm("g", "", DataType.FLOAT16, 4096, 4096, 4096, 128, 128, 64, 8, multicast=4)
+    beats = beats_of(work, UnitConfig(lanes=8))
+    assert beats.landing == 32 / 20
+    memory = Memory(latency=800, in_flight=4096, sms=132, l2_bytes_per_cycle=99 * 132,
+                    hbm_bytes_per_cycle=17 * 132, hit_rate=0.0)
+    top = peak(8, memory, beats.landing)
+    assert top == pytest.approx(17 * 32 / 20)
+    assert 17 < beats.run(memory).bytes_per_cycle() <= top
 
 
 def test_explore_memory_with_a_consumer_writes_what_each_swizzle_buys(tmp_path):
