@@ -282,12 +282,18 @@ def test_demo_suite_behind_an_issuer_and_a_shared_memory(config):
 @pytest.mark.slow           # the fast subset's twin: the demo suite behind the credits' memory
 @pytest.mark.parametrize("config", [verilated(OPTIONS[1]), verilated(OPTIONS[8])])
 def test_random_sequences_behind_a_memory(config):
+    """Random requests behind each memory, offered back to back, with random gaps, or as
+    an issuer with a descriptor cache of one map offers them (a request to another slot
+    than the last waits for its map's fetch)."""
     @settings(max_examples=25, suppress_health_check=LARGE)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
-           st.sampled_from([0, 2, 30]))
+           st.sampled_from([0, 2, 30, "issuer"]))
     def check(scenario, memory, max_gap):
-        scenario.ready_probability, scenario.max_gap = 1.0, max_gap
+        scenario.ready_probability, scenario.max_gap = 1.0, 0 if max_gap == "issuer" else max_gap
         scenario.completion_ready_probability, scenario.completion_stall = 1.0, None
-        assert_same_memory_timing(scenario, memory)
+        gaps = None
+        if max_gap == "issuer":
+            gaps = Issuer(issue_cycles=7, descriptor_cache=1, fetch_latency=50).gaps(scenario.requests)
+        assert_same_memory_timing(scenario, memory, gaps)
 
     check()
