@@ -17,6 +17,7 @@ does not synthesize again.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +40,7 @@ from .rtl.walker import Walker
 from .sim.ledger import describe, note
 from .sim.native import cache_dir, cache_key
 
-__all__ = ["SynthesisResult", "synthesize", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
+__all__ = ["SynthesisResult", "synthesize", "state_bits", "yowasp_tool", "DEVICES", "FLOW_VERSION", "LUT_MAPPERS",
            "CLASSIC_LUT_MAPPING", "BLOCKS"]
 
 #: nextpnr-ecp5 device flags and package: the ULX3S carries an LFE5U-85F (or 12F/25F/45F)
@@ -180,3 +181,33 @@ def _from_stat(device: str, stat: dict, seconds: float, mapper: str) -> Synthesi
     flip_flops = sum(int(v) for k, v in cells.items() if k.startswith("TRELLIS_FF"))
     return SynthesisResult(device, count("LUT4") + 2 * count("CCU2C"), flip_flops, count("MULT18X18D"),
                            count("DP16KD"), count("TRELLIS_DPR16X4"), None, "", True, seconds, mapper)
+
+
+#: The RTLIL cells Amaranth's backend writes for flip-flops, and a memory's declaration.
+_FLIP_FLOP = re.compile(r"\s*cell \$(dff|adff|aldff|sdff|dffe|adffe|sdffe|sdffce)\b")
+_MEMORY = re.compile(r"\s*memory width (\d+) size (\d+) ")
+
+
+def state_bits(text: str) -> tuple[dict, int]:
+    """The state of an RTLIL design before synthesis: flip-flop bits by register (its Q
+    wire's name, after its module's where that is not the top) and memory bits (width x
+    entries), from Amaranth's RTLIL (``rtlil.convert``). Yosys later trims what nothing
+    reads and merges equal registers, so :func:`synthesize` gives the figures of record;
+    this names every register, in a second (bench/register_bits.py)."""
+    registers, memory, module, width = {}, 0, "", None
+    for line in text.splitlines():
+        if line.startswith("module "):
+            module = line.split()[1].lstrip("\\")
+        elif _FLIP_FLOP.match(line):
+            width = 0
+        elif _MEMORY.match(line):
+            bits, entries = _MEMORY.match(line).groups()
+            memory += int(bits) * int(entries)
+        elif width is not None and line.strip().startswith("parameter \\WIDTH"):
+            width = int(line.split()[-1])
+        elif width is not None and line.strip().startswith("connect \\Q"):
+            wire = line.split()[-1].lstrip("\\").split("[")[0]
+            name = wire if module == "top" else f"{module}.{wire}"
+            registers[name] = registers.get(name, 0) + width
+            width = None
+    return registers, memory

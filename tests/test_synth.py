@@ -121,3 +121,34 @@ def test_kept_unless_is_no_clock_enable(tmp_path):
             enables.setdefault(name, set()).add(cell["connections"].get("CE", ["1"])[0])
     assert enables["muxed"] == {pick}
     assert enables["kept"] == {"1"}, enables["kept"]       # a constant: always enabled
+
+
+def test_state_bits_counts_each_register_and_memory_by_name():
+    """A design of a 5-bit counter, a reset-less 3-bit register, a 1-bit register with a
+    reset and a 12 x 4 memory: 5 + 3 + 1 flip-flop bits by name, 48 memory bits; a
+    submodule's register carries its module's name."""
+    from amaranth.hdl import Elaboratable
+    from amaranth.lib.memory import Memory
+    from tma_unit.synth import state_bits
+
+    class Inner(Elaboratable):
+        def elaborate(self, platform):
+            m = Module()
+            held = Signal(3, reset_less=True)
+            m.d.sync += held.eq(held + 1)
+            return m
+
+    class Outer(Elaboratable):
+        def elaborate(self, platform):
+            m = Module()
+            count, flag = Signal(5, name="count"), Signal(name="flag")
+            m.d.sync += [count.eq(count + 1), flag.eq(~flag)]
+            m.submodules.inner = Inner()
+            m.submodules.ring = ring = Memory(shape=4, depth=12, init=[])
+            write = ring.write_port()
+            m.d.comb += [write.addr.eq(count[:4]), write.data.eq(count[:4]), write.en.eq(flag)]
+            return m
+
+    registers, memory = state_bits(rtlil.convert(Outer(), ports=[]))
+    assert registers == {"count": 5, "flag": 1, "top.inner.held": 3}
+    assert memory == 12 * 4
