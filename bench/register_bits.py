@@ -21,6 +21,7 @@ from tma_unit.model.config import ADDRESSING, CHECKS, UnitConfig
 from tma_unit.rtl.layouts import job_layout
 from tma_unit.synth import BLOCKS, state_bits
 
+
 def fields(layout, prefix=""):
     """``(bits, name)`` of each leaf field of a ``lib.data`` layout."""
     for name, field in layout:

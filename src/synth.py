@@ -183,31 +183,41 @@ def _from_stat(device: str, stat: dict, seconds: float, mapper: str) -> Synthesi
                            count("DP16KD"), count("TRELLIS_DPR16X4"), None, "", True, seconds, mapper)
 
 
-#: The RTLIL cells Amaranth's backend writes for flip-flops, and a memory's declaration.
+#: The RTLIL cells Amaranth's backend writes for flip-flops, a memory's read port (its
+#: data a register where the port is clocked), and a memory's declaration.
 _FLIP_FLOP = re.compile(r"\s*cell \$(dff|adff|aldff|sdff|dffe|adffe|sdffe|sdffce)\b")
+_READ_PORT = re.compile(r"\s*cell \$memrd_v2\b")
 _MEMORY = re.compile(r"\s*memory width (\d+) size (\d+) ")
 
 
 def state_bits(text: str) -> tuple[dict, int]:
     """The state of an RTLIL design before synthesis: flip-flop bits by register (its Q
-    wire's name, after its module's where that is not the top) and memory bits (width x
-    entries), from Amaranth's RTLIL (``rtlil.convert``). Yosys later trims what nothing
-    reads and merges equal registers, so :func:`synthesize` gives the figures of record;
-    this names every register, in a second (bench/register_bits.py)."""
-    registers, memory, module, width = {}, 0, "", None
+    wire's name, or a clocked memory read port's DATA wire's, after its module's where
+    that is not the top) and memory bits (width x entries), from Amaranth's RTLIL
+    (``rtlil.convert``). Yosys later trims what nothing reads and merges equal registers,
+    so :func:`synthesize` gives the figures of record; this names every register, in a
+    second (bench/register_bits.py)."""
+    registers, memory, module, cell = {}, 0, "", None
     for line in text.splitlines():
+        stripped = line.strip()
         if line.startswith("module "):
             module = line.split()[1].lstrip("\\")
         elif _FLIP_FLOP.match(line):
-            width = 0
+            cell = {"output": "Q"}
+        elif _READ_PORT.match(line):
+            cell = {"output": "DATA"}
         elif _MEMORY.match(line):
             bits, entries = _MEMORY.match(line).groups()
             memory += int(bits) * int(entries)
-        elif width is not None and line.strip().startswith("parameter \\WIDTH"):
-            width = int(line.split()[-1])
-        elif width is not None and line.strip().startswith("connect \\Q"):
-            wire = line.split()[-1].lstrip("\\").split("[")[0]
-            name = wire if module == "top" else f"{module}.{wire}"
-            registers[name] = registers.get(name, 0) + width
-            width = None
+        elif cell is not None and stripped.startswith("parameter \\"):
+            name, value = stripped.split()[1:3]
+            cell[name.lstrip("\\")] = value
+        elif cell is not None and stripped.startswith(f"connect \\{cell['output']} "):
+            if cell["output"] == "Q" or cell.get("CLK_ENABLE") == "1":
+                wire = stripped.split()[-1].lstrip("\\").split("[")[0]
+                name = wire if module == "top" else f"{module}.{wire}"
+                registers[name] = registers.get(name, 0) + int(cell["WIDTH"])
+            cell = None
+        elif stripped == "end":
+            cell = None
     return registers, memory

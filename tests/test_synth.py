@@ -125,7 +125,8 @@ def test_kept_unless_is_no_clock_enable(tmp_path):
 
 def test_state_bits_counts_each_register_and_memory_by_name():
     """A design of a 5-bit counter, a reset-less 3-bit register, a 1-bit register with a
-    reset and a 12 x 4 memory: 5 + 3 + 1 flip-flop bits by name, 48 memory bits; a
+    reset and a 12 x 4 memory read by a clocked port (its 4-bit data a register) and by
+    a combinational one (none): 5 + 3 + 1 + 4 flip-flop bits by name, 48 memory bits; a
     submodule's register carries its module's name."""
     from amaranth.hdl import Elaboratable
     from amaranth.lib.memory import Memory
@@ -146,9 +147,14 @@ def test_state_bits_counts_each_register_and_memory_by_name():
             m.submodules.inner = Inner()
             m.submodules.ring = ring = Memory(shape=4, depth=12, init=[])
             write = ring.write_port()
-            m.d.comb += [write.addr.eq(count[:4]), write.data.eq(count[:4]), write.en.eq(flag)]
+            clocked, combinational = ring.read_port(), ring.read_port(domain="comb")
+            seen, now = Signal(4, name="seen"), Signal(4, name="now")
+            m.d.comb += [write.addr.eq(count[:4]), write.data.eq(count[:4]), write.en.eq(flag),
+                         clocked.addr.eq(count[1:]), combinational.addr.eq(count[2:]),
+                         seen.eq(clocked.data), now.eq(combinational.data)]
             return m
 
     registers, memory = state_bits(rtlil.convert(Outer(), ports=[]))
-    assert registers == {"count": 5, "flag": 1, "top.inner.held": 3}
+    # the clocked port's data is a register, named by the signal that reads it
+    assert registers == {"count": 5, "flag": 1, "top.inner.held": 3, "seen": 4}
     assert memory == 12 * 4

@@ -288,11 +288,12 @@ def test_random_sequences_behind_a_memory(config):
     @settings(max_examples=25, suppress_health_check=LARGE)
     @given(scenarios(config, max_requests=12, legal_only=False, max_rows=16), st.sampled_from(MEMORIES),
            st.sampled_from([0, 2, 30, "issuer"]))
-    def check(scenario, memory, max_gap):
-        scenario.ready_probability, scenario.max_gap = 1.0, 0 if max_gap == "issuer" else max_gap
+    def check(scenario, memory, offer):
+        """``offer``: the most idle cycles between requests, or "issuer"."""
+        scenario.ready_probability, scenario.max_gap = 1.0, 0 if offer == "issuer" else offer
         scenario.completion_ready_probability, scenario.completion_stall = 1.0, None
         gaps = None
-        if max_gap == "issuer":
+        if offer == "issuer":
             gaps = Issuer(issue_cycles=7, descriptor_cache=1, fetch_latency=50).gaps(scenario.requests)
         assert_same_memory_timing(scenario, memory, gaps)
 
