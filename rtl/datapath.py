@@ -47,6 +47,10 @@ valid never waits on its ready, and ``ready`` reaches nothing but the queue's re
 the credit count. A backpressured stream therefore stops no stage and no enable (the
 clock's reason: docs/fpga.md). Each job's completion rides with its last beat (or alone,
 for a rejected request) and is queued for the completion stream when that beat leaves.
+Whether the head is a beat and carries a completion, which decide its leaving and the
+completion queue's write, are registers beside the queue (``_head_flags``), not its LUT
+RAM's read: that read, routed across the chip into the completion queue's enable, was
+the board top's longest path.
 """
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value
@@ -212,9 +216,9 @@ class Datapath(wiring.Component):
         offsets = [small_product(ctl.beat.value_step, Const(u, 4)) for u in range(16)]
         ctl, lanes, offsets = stage["a3"](ctl, "ctl"), stage["a3"](lanes, "lane"), stage["a3"](offsets, "offset")
         ctl, lanes = self._adder_tree(stage["b1"], stage["b2"], ctl, lanes, offsets)
-        head, taken, fifo = self._beat_queue(m, ctl, lanes)
+        head, has_completion, taken, fifo = self._beat_queue(m, ctl, lanes)
         self._credits(m, taken)
-        self._completions(m, head, taken, fifo)
+        self._completions(m, head, has_completion, taken, fifo)
         return m
 
     def _digit_products(self, m):
@@ -344,13 +348,33 @@ class Datapath(wiring.Component):
         m.submodules.queue = queue = SyncFIFO(width=len(written.as_value()), depth=config.beat_queue)
         head = data.View(queued_layout(config), queue.r_data)
         m.d.comb += [queue.w_data.eq(written), queue.w_en.eq(written_valid)]
+        is_beat, has_completion = self._head_flags(m, written, queue)
         # a record with a completion leaves only when the completion queue has room
         m.submodules.completions = fifo = SyncFIFOBuffered(width=CompletionLayout.size, depth=config.completion_depth)
-        room = fifo.w_rdy | ~head.has_completion
-        m.d.comb += [self.beats.payload.eq(head.beat), self.beats.valid.eq(queue.r_rdy & head.is_beat & room)]
-        taken = Mux(head.is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
+        room = fifo.w_rdy | ~has_completion
+        m.d.comb += [self.beats.payload.eq(head.beat), self.beats.valid.eq(queue.r_rdy & is_beat & room)]
+        taken = Mux(is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
         m.d.comb += queue.r_en.eq(taken)
-        return head, taken, fifo
+        return head, has_completion, taken, fifo
+
+    def _head_flags(self, m, written, queue):
+        """The head record's ``is_beat`` and ``has_completion`` as registers: the queue's
+        records' two flags again, in a shift register whose entry 0 is the head's, so
+        that what decides a record's leaving (and the completion queue's write) does not
+        start at the queue's LUT RAM read (docs/fpga.md, "Clock speed"). It follows the
+        queue's writes and reads: a read shifts every entry down, and a write lands
+        after the records left behind it."""
+        depth = self.config.beat_queue
+        entries = [Signal(2, name=f"head_flags{i}", reset_less=True) for i in range(depth)]
+        level = Signal(range(depth + 1), name="head_flags_level")
+        wrote, read = queue.w_en & queue.w_rdy, queue.r_en & queue.r_rdy
+        place = Signal(range(depth + 1), name="head_flags_place")         # the write's entry
+        m.d.comb += place.eq(level - read)
+        m.d.sync += level.eq(level + wrote - read)
+        for i, entry in enumerate(entries):
+            shifted = Mux(read, entries[i + 1] if i + 1 < depth else 0, entry)
+            m.d.sync += entry.eq(Mux(wrote & (place == i), Cat(written.is_beat, written.has_completion), shifted))
+        return entries[0][0], entries[0][1]
 
     def _formed(self, m, queued, valid):
         """The request former between stage C and the beat queue, its output always taken,
@@ -392,7 +416,7 @@ class Datapath(wiring.Component):
         m.d.comb += self.walk.credit.eq(Mux(taken, by_arrivals([1] + below[:2]), by_arrivals(below)))
         m.d.sync += [held.eq(Mux(taken, kept - 1, kept)), issue.eq(self.walk.credit)]
 
-    def _completions(self, m, head, taken, fifo):
+    def _completions(self, m, head, has_completion, taken, fifo):
         """A job's completion rides with its last record and is queued for the completion
         stream when that record leaves the beat queue."""
         completion = Signal(CompletionLayout)
@@ -401,7 +425,7 @@ class Datapath(wiring.Component):
             completion.status.eq(head.completion.code),
             completion.transaction_bytes.eq(head.completion.transaction_bytes),
             fifo.w_data.eq(completion),
-            fifo.w_en.eq(taken & head.has_completion),
+            fifo.w_en.eq(taken & has_completion),
             self.completions.payload.eq(fifo.r_data),
             self.completions.valid.eq(fifo.r_rdy),
             fifo.r_en.eq(self.completions.ready),
