@@ -532,8 +532,8 @@ def memory_beats(copies, lanes: int, granule: int, coalesce: int = 0) -> MemoryB
         beat_of_chunk = np.arange(len(t)) // lanes
         ctas = max([1, *multicast]) if operation == Operation.LOAD else 1
         own_bytes = np.bincount(beat_of_chunk, t.units * unit_smem_bytes, beats).astype(np.int64)
-        # each read's wavefronts go to the beat of its first chunk; the run charges the
-        # copy's sum after its last beat to be written
+        # the copy's read wavefronts sit at its first beat; the run charges them after the
+        # copy's last beat to be written
         consumer = np.zeros(beats, dtype=np.int64)
         if operation == Operation.LOAD:
             consumer[0] = int(matrix_read_wavefronts(t).sum())

@@ -363,14 +363,12 @@ class Datapath(wiring.Component):
         that what decides a record's leaving (and the completion queue's write) does not
         start at the queue's LUT RAM read (docs/fpga.md, "Clock speed"). It follows the
         queue's writes and reads: a read shifts every entry down, and a write lands
-        after the records left behind it."""
+        after the records left behind it (the queue's level, less this cycle's read)."""
         depth = self.config.beat_queue
         entries = [Signal(2, name=f"head_flags{i}", reset_less=True) for i in range(depth)]
-        level = Signal(range(depth + 1), name="head_flags_level")
         wrote, read = queue.w_en & queue.w_rdy, queue.r_en & queue.r_rdy
         place = Signal(range(depth + 1), name="head_flags_place")         # the write's entry
-        m.d.comb += place.eq(level - read)
-        m.d.sync += level.eq(level + wrote - read)
+        m.d.comb += place.eq(queue.level - read)
         for i, entry in enumerate(entries):
             shifted = Mux(read, entries[i + 1] if i + 1 < depth else 0, entry)
             m.d.sync += entry.eq(Mux(wrote & (place == i), Cat(written.is_beat, written.has_completion), shifted))
