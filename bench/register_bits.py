@@ -11,25 +11,25 @@ Run: python bench/register_bits.py [--lanes 1] [--addressing multiply] [--checks
 """
 
 import argparse
+import re
 from collections import Counter
 
 from amaranth.back import rtlil
-from amaranth.hdl import Shape
-from amaranth.lib import data
 
 from tma_unit.model.config import ADDRESSING, CHECKS, UnitConfig
 from tma_unit.rtl.layouts import job_layout
+from tma_unit.sim.cosim import flat_layout
 from tma_unit.synth import BLOCKS, state_bits
 
 
-def fields(layout, prefix=""):
-    """``(bits, name)`` of each leaf field of a ``lib.data`` layout."""
-    for name, field in layout:
-        shape = field.shape
-        if isinstance(shape, data.StructLayout):
-            yield from fields(shape, f"{prefix}{name}.")
-        else:
-            yield (shape.size if isinstance(shape, data.Layout) else Shape.cast(shape).width), f"{prefix}{name}"
+def fields(layout):
+    """``(bits, name)`` of each field of a ``lib.data`` layout, an array's entries
+    together: :func:`~tma_unit.sim.cosim.flat_layout`'s scalar fields, summed under their
+    names without the indices."""
+    totals = Counter()
+    for name, _, width in flat_layout(layout):
+        totals[re.sub(r"\[\d+\]", "", name)] += width
+    return [(bits, name) for name, bits in totals.items()]
 
 
 def main():
