@@ -130,6 +130,16 @@ def _tool_environment():
 #: 100 MHz (docs/fpga.md, "Clock speed"), so the build reproduces it. (router2 reached
 #: 83.82 MHz on the same netlist; on the seventh cut it did not converge.)
 NEXTPNR_OPTIONS = "--report report.json --timing-allow-fail --threads 1"
+#: nextpnr's seeds (``--seed``): it reads a 32-bit signed integer; the build takes the
+#: non-negative ones.
+SEED_RANGE = (0, (1 << 31) - 1)
+
+
+def nextpnr_options(seed: int | None = None) -> str:
+    """:data:`NEXTPNR_OPTIONS`, and ``--seed`` where one is given: placement moves Fmax
+    with the seed, so a change to the RTL is judged on more than one (docs/fpga.md,
+    "Finding the next path")."""
+    return NEXTPNR_OPTIONS + ("" if seed is None else f" --seed {seed}")
 
 
 def _lut_mappers(name: str) -> dict:
@@ -146,8 +156,9 @@ def _lut_mappers(name: str) -> dict:
 
 
 def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = DEFAULT_MHZ,
-          build_dir: str | Path = "build/ulx3s") -> BuildResult:
-    """Synthesize, place, route and pack the prototyping top; the bitstream and figures."""
+          build_dir: str | Path = "build/ulx3s", seed: int | None = None) -> BuildResult:
+    """Synthesize, place, route and pack the prototyping top; the bitstream and figures.
+    ``seed``: nextpnr's (None: its own default)."""
     _platform(device)                   # refuses an unknown device before anything runs
     _tool_environment()
     build_dir = Path(build_dir)
@@ -159,7 +170,7 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
         try:
             # a platform builds once: each try takes a new one
             _platform(device).build(top, name=name, build_dir=str(build_dir), do_program=False,
-                                    nextpnr_opts=NEXTPNR_OPTIONS, **overrides)
+                                    nextpnr_opts=nextpnr_options(seed), **overrides)
             break
         except subprocess.CalledProcessError:
             # no netlist: Yosys stopped (ABC9, see _lut_mappers); else nextpnr or ecppack did

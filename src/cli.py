@@ -581,10 +581,16 @@ def _explore_memory(args) -> int:
 
 def cmd_build(args) -> int:
     import math
-    from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, build, pll_dividers
+    from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, SEED_RANGE, build, pll_dividers
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, **_built(args))
     args.device = _device(args.device, DEVICES)
+    seed = None
+    if args.seed is not None:
+        seed = _flag_int(args.seed, "--seed")
+        if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
+            raise TmaError(ErrorCode.ENUM_RANGE, "--seed", seed, f"is outside {SEED_RANGE[0]}..{SEED_RANGE[1]}, "
+                           "the seeds nextpnr takes")
     try:
         if not (math.isfinite(args.mhz) and args.mhz > 0):
             raise ValueError
@@ -592,9 +598,10 @@ def cmd_build(args) -> int:
     except ValueError:
         raise TmaError(ErrorCode.ENUM_RANGE, "mhz", f"{args.mhz:g}", "is not a clock the ECP5's PLL makes from the "
                        f"board's {OSCILLATOR_MHZ:g} MHz within 5 %") from None
+    seeded = "" if seed is None else f", nextpnr seed {seed}"
     print(f"building the prototyping top for the ULX3S {args.device} (lanes {config.lanes}, slots {config.slots}, "
-          f"{args.mhz:g} MHz) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
-    result = build(config, args.device, args.mhz, args.output)
+          f"{args.mhz:g} MHz{seeded}) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
+    result = build(config, args.device, args.mhz, args.output, seed)
     print(f"bitstream     {result.bitstream}")
     print(f"LUT4 + carry  {result.luts}")
     print(f"flip-flops    {result.flip_flops}")
@@ -927,6 +934,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--mhz", type=float, default=DEFAULT_MHZ,
                        help=f"the unit's clock, from the PLL (default {DEFAULT_MHZ:g}: met by a routed build)")
     build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
+    build.add_argument("--seed", help="nextpnr's placement seed, 0..2147483647 (default: nextpnr's own); Fmax "
+                                      "moves with it, so judge an RTL change on more than one")
     _add_built_options(build)
     build.set_defaults(run=cmd_build)
     verify = sub.add_parser("verify", help="a campaign: the RTL in lockstep with the model on generated cases",

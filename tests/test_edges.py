@@ -148,6 +148,12 @@ COMMAND_CASES = [
      "error 3 ENUM_RANGE: mhz = nan is not a clock the ECP5's PLL makes from the board's 25 MHz within 5 %"),
     (["build", "--device", "85", "--mhz", "0"],
      "error 3 ENUM_RANGE: device = '85' is not one of 12F, 25F, 45F, 85F (any case; 85k and LFE5U-85F name 85F)"),
+    (["build", "--seed", "-1"],
+     "error 3 ENUM_RANGE: --seed = -1 is outside 0..2147483647, the seeds nextpnr takes"),
+    (["build", "--seed", "2147483648"],
+     "error 3 ENUM_RANGE: --seed = 2147483648 is outside 0..2147483647, the seeds nextpnr takes"),
+    (["build", "--seed", "2.5"],
+     "error 22 FIELD_TYPE: --seed = '2.5' is not a decimal or 0x-hex integer"),
     (["build", "--device", "LFE5U-85", "--mhz", "0"],
      "error 3 ENUM_RANGE: device = 'LFE5U-85' is not one of 12F, 25F, 45F, 85F (any case; 85k and LFE5U-85F "
      "name 85F)"),

@@ -4,7 +4,8 @@ runs them (minutes; docs/fpga.md gives its figures)."""
 
 import pytest
 
-from tma_unit.constraints.ulx3s import PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _lut_mappers, _platform, pll_dividers
+from tma_unit.constraints.ulx3s import (NEXTPNR_OPTIONS, PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _lut_mappers, _platform,
+                                        nextpnr_options, pll_dividers)
 from tma_unit.model.config import UnitConfig
 from tma_unit.rtl.pipeline import KEEP_COPIES
 
@@ -33,6 +34,17 @@ def test_build_plan_has_the_pins_the_clock_and_the_pll():
     assert 'FREQUENCY PORT "clk25_0__io" 25000000.0 HZ' in lpf
     rtlil = plan.files["proto.il"]
     assert "EHXPLLL" in rtlil and "CLKI_DIV 5" in rtlil and "CLKFB_DIV 2" in rtlil and "CLKOP_DIV 40" in rtlil
+
+
+def test_a_seed_reaches_nextpnr_and_no_seed_leaves_its_default():
+    """The build script amaranth-boards writes runs nextpnr with the options given:
+    ``--seed N`` only where a seed is asked for."""
+    for seed, expected in ((None, NEXTPNR_OPTIONS), (0, NEXTPNR_OPTIONS + " --seed 0"), (7, NEXTPNR_OPTIONS + " --seed 7")):
+        plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
+                                      nextpnr_opts=nextpnr_options(seed))
+        script = plan.files["build_proto.sh"]
+        assert expected in script
+        assert ("--seed" in script) == (seed is not None)
 
 
 def test_unknown_device_is_refused():
