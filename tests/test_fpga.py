@@ -36,15 +36,35 @@ def test_build_plan_has_the_pins_the_clock_and_the_pll():
     assert "EHXPLLL" in rtlil and "CLKI_DIV 5" in rtlil and "CLKFB_DIV 2" in rtlil and "CLKOP_DIV 40" in rtlil
 
 
-def test_a_seed_reaches_nextpnr_and_no_seed_leaves_its_default():
-    """The build script amaranth-boards writes runs nextpnr with the options given:
-    ``--seed N`` only where a seed is asked for."""
-    for seed, expected in ((None, NEXTPNR_OPTIONS), (0, NEXTPNR_OPTIONS + " --seed 0"), (7, NEXTPNR_OPTIONS + " --seed 7")):
-        plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
-                                      nextpnr_opts=nextpnr_options(seed))
-        script = plan.files["build_proto.sh"]
-        assert expected in script
-        assert ("--seed" in script) == (seed is not None)
+def test_the_build_script_runs_nextpnr_with_the_options_given():
+    """amaranth-boards writes the nextpnr options into its build script: ``--seed N`` only
+    where a seed is asked for."""
+    plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
+                                  nextpnr_opts=nextpnr_options(7))
+    assert NEXTPNR_OPTIONS + " --seed 7" in plan.files["build_proto.sh"]
+    assert nextpnr_options(None) == NEXTPNR_OPTIONS
+
+
+@pytest.mark.parametrize("argv,expected", [([], NEXTPNR_OPTIONS), (["--seed", "7"], NEXTPNR_OPTIONS + " --seed 7"),
+                                           (["--seed=-3"], NEXTPNR_OPTIONS + " --seed -3")])
+def test_build_hands_the_seed_to_nextpnr(tmp_path, monkeypatch, argv, expected):
+    """`tma-unit build --seed N` reaches the platform's build as nextpnr's options, and no
+    seed leaves nextpnr's own: the platform is replaced by one that records what it is
+    asked and writes the report a build leaves, so nothing is synthesized."""
+    import json
+    from tma_unit import cli
+    from tma_unit.constraints import ulx3s
+    asked = []
+
+    class Platform:
+        def build(self, top, name, build_dir, do_program, nextpnr_opts, **overrides):
+            asked.append(nextpnr_opts)
+            (tmp_path / f"{name}.json").write_text("{}")
+            (tmp_path / "report.json").write_text(json.dumps({"fmax": {"clk": {"achieved": 50.0}}}))
+
+    monkeypatch.setattr(ulx3s, "_platform", lambda device: Platform())
+    assert cli.main(["build", "--mhz", "25", "-o", str(tmp_path), *argv]) == 0
+    assert asked == [expected]
 
 
 def test_unknown_device_is_refused():
