@@ -23,7 +23,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tma_unit.constraints.ulx3s import PROTO_NAME, _tool_environment, build, pll_dividers, report_fmax, seed_problem
+from tma_unit.constraints.ulx3s import (PROTO_NAME, _tool_environment, build, longest_path, pll_dividers, report_fmax,
+                                        seed_problem)
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.errors import TmaError
 
@@ -52,16 +53,6 @@ def nextpnr_command(folder: Path) -> list[str] | None:
     return [os.environ["NEXTPNR_ECP5"], *kept]
 
 
-def longest_path(report: dict) -> tuple[str, str]:
-    """Where the longest path of the slowest clock starts and ends, in a nextpnr report."""
-    fmax = report_fmax(report)
-    clock = min(fmax, key=fmax.get)
-    for path in report.get("critical_paths", []):
-        if path["from"] == path["to"] == f"posedge {clock}" and path["path"]:
-            return path["path"][0]["from"]["cell"], path["path"][-1]["to"]["cell"]
-    return "?", "?"
-
-
 def figures(seed, report: dict, seconds: float) -> dict:
     return {"seed": seed, "fmax": min(report_fmax(report).values()), "ends": longest_path(report),
             "seconds": seconds}
@@ -79,14 +70,6 @@ def place(folder: Path, command: list[str], seed: int) -> dict:
         return {"seed": seed, "error": (errors or lines or ["no output"])[-1] + f" (seed{seed}.log)",
                 "seconds": seconds}
     return figures(seed, json.loads((folder / f"seed{seed}.json").read_text()), seconds)
-
-
-def short(cell: str) -> str:
-    """A cell's name without the top's prefix and the mapper's suffixes."""
-    name = cell.removeprefix("top.unit.").removeprefix("top.")
-    for suffix in ("_TRELLIS", "_LUT4", "$"):
-        name = name.split(suffix)[0]
-    return name
 
 
 def main():
@@ -136,7 +119,7 @@ def main():
             print(f"| {row['seed']} | failed: {row['error']} | | | {row['seconds']:.0f} |")
         else:
             start, end = row["ends"]
-            print(f"| {row['seed']} | {row['fmax']:.2f} | {short(start)} | {short(end)} | {row['seconds']:.0f} |")
+            print(f"| {row['seed']} | {row['fmax']:.2f} | {start} | {end} | {row['seconds']:.0f} |")
     fmax = [row["fmax"] for row in rows if "fmax" in row]
     if fmax:
         print(f"\nFmax over {len(fmax)} placements: least {min(fmax):.2f}, median {statistics.median(fmax):.2f}, "

@@ -104,6 +104,7 @@ class BuildResult:
     lutram: int             # TRELLIS_RAMW
     fmax_mhz: dict          # clock -> MHz nextpnr reached
     target_mhz: float
+    longest_path: tuple     # the registers the slowest clock's longest path starts and ends at
 
 
 def _platform(device: str):
@@ -146,6 +147,28 @@ def seed_problem(seed: int | None) -> str | None:
 def report_fmax(report: dict) -> dict:
     """Each clock's Fmax (MHz) in a nextpnr report (``--report``)."""
     return {clock: round(float(value["achieved"]), 2) for clock, value in report.get("fmax", {}).items()}
+
+
+def longest_path(report: dict) -> tuple[str, str]:
+    """The registers where the longest path of the slowest clock starts and ends, in a
+    nextpnr report, named as in the design (without the top's prefix and the cell
+    mapper's suffixes); ``("?", "?")`` where the report names none."""
+    fmax = report_fmax(report)
+    clock = min(fmax, key=fmax.get) if fmax else None
+    for path in report.get("critical_paths", []):
+        if path["from"] == path["to"] == f"posedge {clock}" and path["path"]:
+            return tuple(_design_name(cell) for cell in (path["path"][0]["from"]["cell"],
+                                                         path["path"][-1]["to"]["cell"]))
+    return "?", "?"
+
+
+def _design_name(cell: str) -> str:
+    """A placed cell's name as the design's: without the top's prefix and the suffixes
+    the cell mapper adds."""
+    name = cell.removeprefix("top.unit.").removeprefix("top.")
+    for suffix in ("_TRELLIS", "_LUT4", "$"):
+        name = name.split(suffix)[0]
+    return name
 
 
 def nextpnr_options(seed: int | None = None) -> str:
@@ -200,4 +223,5 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
         return int(report.get("utilization", {}).get(cell, {}).get("used", 0))
 
     return BuildResult(f"ulx3s-{device.lower()}", build_dir / f"{name}.bit", used("TRELLIS_COMB"), used("TRELLIS_FF"),
-                       used("MULT18X18D"), used("DP16KD"), used("TRELLIS_RAMW"), report_fmax(report), top.mhz)
+                       used("MULT18X18D"), used("DP16KD"), used("TRELLIS_RAMW"), report_fmax(report), top.mhz,
+                       longest_path(report))

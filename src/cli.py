@@ -608,6 +608,7 @@ def cmd_build(args) -> int:
     for clock, mhz in result.fmax_mhz.items():
         verdict = "meets" if mhz >= result.target_mhz else "MISSES"
         print(f"Fmax          {mhz:.2f} MHz on {clock} ({verdict} the {result.target_mhz:g} MHz clock)")
+    print(f"longest path  {result.longest_path[0]} -> {result.longest_path[1]}")
     return 0
 
 

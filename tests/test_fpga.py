@@ -47,24 +47,35 @@ def test_the_build_script_runs_nextpnr_with_the_options_given():
 
 @pytest.mark.parametrize("argv,expected", [([], NEXTPNR_OPTIONS), (["--seed", "7"], NEXTPNR_OPTIONS + " --seed 7"),
                                            (["--seed=-3"], NEXTPNR_OPTIONS + " --seed -3")])
-def test_build_hands_the_seed_to_nextpnr(tmp_path, monkeypatch, argv, expected):
+def test_build_hands_the_seed_to_nextpnr(tmp_path, monkeypatch, capsys, argv, expected):
     """`tma-unit build --seed N` reaches the platform's build as nextpnr's options, and no
     seed leaves nextpnr's own: the platform is replaced by one that records what it is
-    asked and writes the report a build leaves, so nothing is synthesized."""
+    asked and writes the report a build leaves, so nothing is synthesized. The build
+    prints the slowest clock's longest path, named as in the design."""
     import json
     from tma_unit import cli
     from tma_unit.constraints import ulx3s
     asked = []
 
+    def path(clock, start, end):
+        return {"from": f"posedge {clock}", "to": f"posedge {clock}",
+                "path": [{"from": {"cell": start}, "to": {"cell": start}}, {"from": {"cell": end}, "to": {"cell": end}}]}
+
+    report = {"fmax": {"fast": {"achieved": 120.0}, "slow": {"achieved": 50.0}},
+              "critical_paths": [path("fast", "top.a_TRELLIS_FF_Q", "top.b_TRELLIS_FF_Q"),
+                                 path("slow", "top.unit.datapath.level_TRELLIS_FF_Q_3",
+                                      "top.unit.datapath.completions.storage.0.12$DPRAM_COMB3")]}
+
     class Platform:
         def build(self, top, name, build_dir, do_program, nextpnr_opts, **overrides):
             asked.append(nextpnr_opts)
             (tmp_path / f"{name}.json").write_text("{}")
-            (tmp_path / "report.json").write_text(json.dumps({"fmax": {"clk": {"achieved": 50.0}}}))
+            (tmp_path / "report.json").write_text(json.dumps(report))
 
     monkeypatch.setattr(ulx3s, "_platform", lambda device: Platform())
     assert cli.main(["build", "--mhz", "25", "-o", str(tmp_path), *argv]) == 0
     assert asked == [expected]
+    assert "longest path  datapath.level -> datapath.completions.storage.0.12\n" in capsys.readouterr().out
 
 
 def test_unknown_device_is_refused():
