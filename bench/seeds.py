@@ -16,46 +16,22 @@ Run: python bench/seeds.py [--lanes 1] [--mhz 100] [--seeds 1 2 3] [--workers 2]
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tma_unit.constraints.ulx3s import (PROTO_NAME, _tool_environment, build, longest_path, pll_dividers, report_fmax,
-                                        seed_problem)
+from tma_unit.constraints.ulx3s import (PROTO_NAME, build, longest_path, nextpnr_command, pll_dividers, report_fmax,
+                                        seed_problem, tool_environment)
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.errors import TmaError
 
-#: nextpnr options the build gives that each placement here gives anew (each takes a value).
-REPLACED = ("--textcfg", "--report", "--log", "--seed")
-
-
-def nextpnr_command(folder: Path) -> list[str] | None:
-    """The nextpnr command of the build plan amaranth-boards wrote in ``folder``
-    (``build_<name>.json``: each command as its words), less the options each placement
-    gives anew and the bitstream's configuration; None where there is none."""
-    plan = folder / f"build_{PROTO_NAME}.json"
-    if not plan.exists():
-        return None
-    command = next((c for c in json.loads(plan.read_text())["commands"] if c[0] == "nextpnr-ecp5"), None)
-    if command is None:
-        return None
-    kept, skip = [], False
-    for word in command[1:]:
-        if skip:
-            skip = False
-        elif word in REPLACED:
-            skip = True
-        elif not word.startswith(tuple(f"{option}=" for option in REPLACED)):
-            kept.append(word)
-    return [os.environ["NEXTPNR_ECP5"], *kept]
-
-
 def figures(seed, report: dict, seconds: float) -> dict:
-    return {"seed": seed, "fmax": min(report_fmax(report).values()), "ends": longest_path(report),
-            "seconds": seconds}
+    fmax = report_fmax(report)
+    if not fmax:
+        return {"seed": seed, "error": "the report gives no Fmax", "seconds": seconds}
+    return {"seed": seed, "fmax": min(fmax.values()), "ends": longest_path(report), "seconds": seconds}
 
 
 def place(folder: Path, command: list[str], seed: int) -> dict:
@@ -87,7 +63,7 @@ def main():
             parser.error(f"--seeds: {seed} {seed_problem(seed)}")
     if args.workers < 1:
         parser.error(f"--workers: {args.workers} is not a positive count")
-    _tool_environment()
+    tool_environment()
     rows = []
     if args.netlist:
         given = [flag for flag, value in (("--lanes", args.lanes), ("--mhz", args.mhz), ("-o", args.output))
@@ -100,7 +76,8 @@ def main():
     else:
         folder = Path(args.output or "build/seeds")
         try:
-            config, mhz = UnitConfig(lanes=args.lanes or 1), args.mhz or 100.0
+            config = UnitConfig(lanes=1 if args.lanes is None else args.lanes)
+            mhz = 100.0 if args.mhz is None else args.mhz
             pll_dividers(mhz)
         except (TmaError, ValueError) as error:
             parser.error(str(error))
@@ -112,7 +89,7 @@ def main():
         parser.error(f"{folder} holds no build plan with a nextpnr command (build_{PROTO_NAME}.json)")
     with ThreadPoolExecutor(args.workers) as pool:
         rows += pool.map(lambda seed: place(folder, command, seed), seeds)
-    print("| seed | Fmax (MHz) | longest path from | to | seconds |")
+    print("| seed | Fmax (MHz) | longest path from | to | seconds (default: the whole build) |")
     print("| --- | --- | --- | --- | --- |")
     for row in rows:
         if "error" in row:

@@ -8,6 +8,7 @@ flow is YoWASP's Yosys, nextpnr-ecp5 and ecppack from PyPI, no vendor tools
 """
 
 import json
+import math
 import subprocess
 import sys
 import os
@@ -21,7 +22,9 @@ from amaranth.lib.cdc import ResetSynchronizer
 from ..model.config import UnitConfig
 from ..rtl.proto import PrototypeTop
 
-__all__ = ["Ulx3sTop", "pll_dividers", "build", "BuildResult", "DEVICES", "BAUD", "DEFAULT_MHZ"]
+__all__ = ["Ulx3sTop", "pll_dividers", "build", "BuildResult", "DEVICES", "BAUD", "DEFAULT_MHZ", "PROTO_NAME",
+           "NEXTPNR_OPTIONS", "SEED_RANGE", "seed_problem", "nextpnr_options", "report_fmax", "longest_path",
+           "tool_environment", "nextpnr_command"]
 
 BAUD = 115_200
 OSCILLATOR_MHZ = 25
@@ -30,15 +33,17 @@ OSCILLATOR_MHZ = 25
 VCO_MHZ = (400, 800)
 PFD_MIN_MHZ = 3.125
 DEVICES = ("12F", "25F", "45F", "85F")
-#: The unit's default clock: one a routed build of the default configuration (85F, lanes 1,
-#: 8 slots) has met on this project's machine with the placer's run-to-run spread to spare
-#: (72.77 MHz against 65; docs/fpga.md, "Clock speed").
+#: The unit's default clock: below what routed builds of the default configuration (85F,
+#: lanes 1, 8 slots) have met on this project's machine, by the placer's spread from one
+#: placement to another (docs/fpga.md, "Clock speed").
 DEFAULT_MHZ = 65.0
 
 
 def pll_dividers(out_mhz: float, in_mhz: float = OSCILLATOR_MHZ):
     """(CLKI_DIV, CLKFB_DIV, CLKOP_DIV, achieved MHz) of an ECP5 PLL fed back from CLKOP:
     out = in / CLKI_DIV * CLKFB_DIV, VCO = out * CLKOP_DIV; the closest to ``out_mhz``."""
+    if not (math.isfinite(out_mhz) and out_mhz > 0):
+        raise ValueError(f"{out_mhz} MHz is not a clock")
     best = None
     for input_div in range(1, 129):
         pfd = in_mhz / input_div
@@ -114,7 +119,7 @@ def _platform(device: str):
     return getattr(ulx3s, f"ULX3S_{device}_Platform")()
 
 
-def _tool_environment():
+def tool_environment():
     """amaranth-boards finds each tool through an environment variable named after it;
     point them at the YoWASP tools beside this Python (the virtual environment)."""
     from ..synth import yowasp_tool
@@ -125,11 +130,10 @@ def _tool_environment():
 
 
 #: nextpnr's options: a report to read the figures from; a build that misses the clock
-#: still finishes (its Fmax is the figure asked for); one thread. nextpnr gives the same
-#: placement for the same netlist, options and seed, and its placement moves Fmax by
-#: some 10 % from one of those to another: these are the options of the build that met
-#: 100 MHz (docs/fpga.md, "Clock speed"), so the build reproduces it. (router2 reached
-#: 83.82 MHz on the same netlist; on the seventh cut it did not converge.)
+#: still finishes (its Fmax is the figure asked for); one thread and router1, the default.
+#: nextpnr gives the same placement for the same netlist, options and seed, and a
+#: different one, with a different Fmax, for another seed (``--seed``, docs/fpga.md,
+#: "Clock speed"); router2 routed this project's netlists slower or not at all.
 NEXTPNR_OPTIONS = "--report report.json --timing-allow-fail --threads 1"
 #: nextpnr's seeds (``--seed``): it reads one as a 32-bit signed integer.
 SEED_RANGE = (-(1 << 31), (1 << 31) - 1)
@@ -167,8 +171,37 @@ def _design_name(cell: str) -> str:
     the cell mapper adds."""
     name = cell.removeprefix("top.unit.").removeprefix("top.")
     for suffix in ("_TRELLIS", "_LUT4", "$"):
-        name = name.split(suffix)[0]
+        name = name.split(suffix)[0] or name        # a name that begins with one is kept
     return name
+
+
+#: nextpnr options of the build that a placement of its netlist gives anew (each takes a
+#: value): its report, log, seed, and the bitstream configuration it writes.
+PLACEMENT_OPTIONS = ("--textcfg", "--report", "--log", "--seed")
+
+
+def nextpnr_command(folder: Path) -> list[str] | None:
+    """The nextpnr command of the build plan amaranth-boards wrote in ``folder``
+    (``build_<name>.json``: each command as its words), less :data:`PLACEMENT_OPTIONS`,
+    so the netlist can be placed again with a report, log and seed of its own
+    (bench/seeds.py); None where there is no such plan. ``tool_environment`` names the
+    nextpnr it runs, as for the build."""
+    plan = folder / f"build_{PROTO_NAME}.json"
+    if not plan.exists():
+        return None
+    tool_environment()
+    command = next((c for c in json.loads(plan.read_text())["commands"] if c[0] == "nextpnr-ecp5"), None)
+    if command is None:
+        return None
+    kept, skip = [], False
+    for word in command[1:]:
+        if skip:
+            skip = False
+        elif word in PLACEMENT_OPTIONS:
+            skip = True
+        elif not word.startswith(tuple(f"{option}=" for option in PLACEMENT_OPTIONS)):
+            kept.append(word)
+    return [os.environ["NEXTPNR_ECP5"], *kept]
 
 
 def nextpnr_options(seed: int | None = None) -> str:
@@ -199,7 +232,7 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
     problem = seed_problem(seed)
     if problem:
         raise ValueError(f"seed {seed} {problem}")
-    _tool_environment()
+    tool_environment()
     build_dir = Path(build_dir)
     name = PROTO_NAME
     netlist = build_dir / f"{name}.json"

@@ -580,17 +580,15 @@ def _explore_memory(args) -> int:
 
 
 def cmd_build(args) -> int:
-    import math
     from .constraints.ulx3s import DEVICES, OSCILLATOR_MHZ, build, pll_dividers, seed_problem
     from .model.config import UnitConfig
     config = UnitConfig(lanes=args.lanes, slots=args.slots, **_built(args))
     args.device = _device(args.device, DEVICES)
     seed = None if args.seed is None else _flag_int(args.seed, "--seed")
-    if seed_problem(seed):
-        raise TmaError(ErrorCode.ENUM_RANGE, "--seed", seed, seed_problem(seed))
+    problem = seed_problem(seed)
+    if problem:
+        raise TmaError(ErrorCode.ENUM_RANGE, "--seed", seed, problem)
     try:
-        if not (math.isfinite(args.mhz) and args.mhz > 0):
-            raise ValueError
         pll_dividers(args.mhz)
     except ValueError:
         raise TmaError(ErrorCode.ENUM_RANGE, "mhz", f"{args.mhz:g}", "is not a clock the ECP5's PLL makes from the "

@@ -4,8 +4,8 @@ runs them (minutes; docs/fpga.md gives its figures)."""
 
 import pytest
 
-from tma_unit.constraints.ulx3s import (NEXTPNR_OPTIONS, PFD_MIN_MHZ, VCO_MHZ, Ulx3sTop, _lut_mappers, _platform,
-                                        nextpnr_options, pll_dividers)
+from tma_unit.constraints.ulx3s import (NEXTPNR_OPTIONS, PFD_MIN_MHZ, PROTO_NAME, VCO_MHZ, Ulx3sTop, _lut_mappers,
+                                        _platform, nextpnr_command, nextpnr_options, pll_dividers)
 from tma_unit.model.config import UnitConfig
 from tma_unit.rtl.pipeline import KEEP_COPIES
 
@@ -43,6 +43,26 @@ def test_the_build_script_runs_nextpnr_with_the_options_given():
                                   nextpnr_opts=nextpnr_options(7))
     assert NEXTPNR_OPTIONS + " --seed 7" in plan.files["build_proto.sh"]
     assert nextpnr_options(None) == NEXTPNR_OPTIONS
+
+
+def test_a_netlist_placed_again_keeps_the_build_options_but_its_own_report_log_and_seed(tmp_path):
+    """bench/seeds.py places a build's netlist again with nextpnr's command from the build
+    plan, less the report, log, seed and bitstream configuration it gives anew."""
+    import os
+    plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name=PROTO_NAME, do_build=False,
+                                  nextpnr_opts=nextpnr_options(7))
+    for name, contents in plan.files.items():
+        (tmp_path / name).write_bytes(contents if isinstance(contents, bytes) else contents.encode())
+    command = nextpnr_command(tmp_path)
+    assert command[0] == os.environ["NEXTPNR_ECP5"]
+    words = command[1:]
+    for option in ("--report", "--log", "--textcfg", "--seed"):
+        assert not [w for w in words if w == option or w.startswith(option + "=")], option
+    assert words[words.index("--json") + 1] == f"{PROTO_NAME}.json"
+    assert words[words.index("--lpf") + 1] == f"{PROTO_NAME}.lpf"
+    assert words[words.index("--threads") + 1] == "1"
+    assert {"--85k", "--timing-allow-fail"} <= set(words)
+    assert nextpnr_command(tmp_path / "elsewhere") is None
 
 
 @pytest.mark.parametrize("argv,expected", [([], NEXTPNR_OPTIONS), (["--seed", "7"], NEXTPNR_OPTIONS + " --seed 7"),
