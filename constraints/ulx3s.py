@@ -193,13 +193,14 @@ def nextpnr_command(folder: Path) -> list[str] | None:
     command = next((c for c in json.loads(plan.read_text())["commands"] if c[0] == "nextpnr-ecp5"), None)
     if command is None:
         return None
+    joined = tuple(f"{option}=" for option in PLACEMENT_OPTIONS)      # `--report=x`: one word
     kept, skip = [], False
     for word in command[1:]:
         if skip:
             skip = False
         elif word in PLACEMENT_OPTIONS:
             skip = True
-        elif not word.startswith(tuple(f"{option}=" for option in PLACEMENT_OPTIONS)):
+        elif not word.startswith(joined):
             kept.append(word)
     return [os.environ["NEXTPNR_ECP5"], *kept]
 
