@@ -28,7 +28,7 @@ from .pipeline import Delayed, bundle, extend
 
 __all__ = ["STRIDE_ZERO_BITS", "PITCH_ZERO_BITS", "EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
            "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
-           "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
+           "rank_is", "rank_above", "slot_constants", "UNIT_BYTES", "TYPE_BITS"]
 
 #: A global stride is stored in 16-byte units (model/layout.py, "units16"): its byte value
 #: has this many low bits 0, which products leave out (:func:`.arith.partial_products`).
@@ -160,6 +160,27 @@ class DecodedRowBytes(DecodedRows):
     last_chunk_units: Value     # units in a row's last chunk
 
 
+def _rank_above_bits(desc) -> list:
+    """rank > k for k = 0..7, from the stored rank (rank - 1): compares with constants."""
+    return [Const(1, 1)] + [desc.rank >= k for k in range(1, STORED_RANKS)]
+
+
+def slot_constants(desc, config) -> dict:
+    """The beat's constants that are the descriptor's fields alone
+    (``layouts.SLOT_READ_FIELDS``), as :func:`decode_fields` decodes them and the front
+    end's job set-up bounds them by the rank: the walker makes them from its slot read
+    (rtl/walker.py). Past the rank a dimension is 1 and a stride 0, so the datapath's
+    products and compares need no rank of their own."""
+    in_rank = _rank_above_bits(desc)[:MAX_RANK]
+    strides = [Cat(Const(0, STRIDE_ZERO_BITS), stored) for stored in desc.global_stride]
+    return {
+        "element_strides": [stored + 1 for stored in desc.element_stride],
+        "dims": [Mux(in_rank[i], stored + 1, 1) for i, stored in enumerate(desc.global_dim)],
+        "strides": [Mux(in_rank[i + 1], stride, 0) for i, stride in enumerate(strides)],
+        "base": desc.global_address[:config.address_width],
+    }
+
+
 def decode_early(desc) -> EarlyBits:
     """Layer 0, a few bits the front end registers beside the snapshot, because the
     elements-traversed factors (layer 1) need them on the way into a DSP block: the
@@ -170,7 +191,7 @@ def decode_early(desc) -> EarlyBits:
     tiled = desc.kind == MapKind.TILED
     return EarlyBits(
         rank_bits=[desc.rank == rank - 1 for rank in range(1, STORED_RANKS + 1)],
-        rank_above_bits=[Const(1, 1)] + [desc.rank >= k for k in range(1, STORED_RANKS)],
+        rank_above_bits=_rank_above_bits(desc),
         steps0=tiled & (desc.interleave_layout != Interleave.NONE) & ~type_table("packed", 1)[desc.elemtype])
 
 
