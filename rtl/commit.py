@@ -23,8 +23,8 @@ The checker is small on purpose: it is used once per descriptor, so it takes its
 
 Its cycles, from the cycle it starts (:data:`CHECK_CYCLES`, model/timing.py):
 
-1. the slot is chosen (the descriptor file addresses the read port with it from the next
-   cycle);
+1. the slot is chosen (the descriptor file addresses the read port with it, and holds
+   it there until the check is done);
 2. the multiplier's registers load the first product's operands;
 3. to 134. four products of :data:`MULTIPLY_BITS` cycles, each followed by a cycle that
    adds it into its extent and into the last byte and loads the next operands;

@@ -41,6 +41,7 @@ from ..model.layout import DESCRIPTOR_BITS, DESCRIPTOR_BYTES, DESCRIPTOR_FIELDS
 from ..model.timing import FRONT_END_STAGES
 from .bus import WishboneSignature
 from .commit import CommitChecker, CheckLayout
+from .decode import SLOT_CONSTANT_SOURCES
 from .layouts import DescriptorLayout, RequestLayout, slot_index_width
 
 __all__ = ["DescriptorFile", "SnapshotSignature", "ConstantsSignature", "ReportSignature", "SLOT_READ_BYTES",
@@ -52,10 +53,9 @@ ID_VALUE = 0x544D4131          # "TMA1"
 SLOT_BASE = 0x400              # byte address of slot 0's word 0
 SLOT_STRIDE = DESCRIPTOR_BITS // 8
 WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
-#: The descriptor's fields that the walker reads by slot (rtl/decode.py, ``slot_constants``).
-SLOT_READ_DESCRIPTOR_FIELDS = ("global_address", "rank", "global_dim", "global_stride", "element_stride")
-#: The image's bytes that hold them, in order: the constants memory's bytes.
-SLOT_READ_BYTES = tuple(sorted({byte for f in DESCRIPTOR_FIELDS if f.name in SLOT_READ_DESCRIPTOR_FIELDS
+#: The image's bytes that hold the stored fields the walker reads by slot
+#: (``decode.SLOT_CONSTANT_SOURCES``), in order: the constants memory's bytes.
+SLOT_READ_BYTES = tuple(sorted({byte for f in DESCRIPTOR_FIELDS if f.name in SLOT_CONSTANT_SOURCES
                                 for byte in range(f.offset // 8, (f.offset + f.width * f.count + 7) // 8)}))
 #: A bus write to a slot's word clears the slot's valid bit for the requests accepted
 #: from this many cycles after its strobe's first cycle on (the decode's register, then
@@ -418,8 +418,9 @@ class DescriptorFile(wiring.Component):
         the chip. It lands as its ack is on the bus. It clears the slot's valid bit in
         the cycle it first acts, a cycle before it can land, so no request can take the
         slot's old contents for valid in between; if the slot has readers (``held``, a
-        bit per slot: :meth:`_readers`) it waits, holding the bus, until they are done.
-        Returns the slot memory's write port."""
+        bit per slot: :meth:`_readers`) it waits, holding the bus, until they are done. A
+        master that drops its strobe meanwhile (Wishbone asks it not to) abandons the
+        write: nothing lands and no answer comes. Returns the slot memory's write port."""
         bus, decoded = self.bus, access.decoded
         write = mem.write_port(granularity=8)
         write_en = Signal(len(write.en))
@@ -447,7 +448,9 @@ class DescriptorFile(wiring.Component):
                 m.d.comb += lands.eq(~slot_held)
             with m.Else():
                 m.d.sync += access.reading.eq(1)
-        with m.If(access.waiting & ~slot_held):
+        with m.If(access.waiting & ~(bus.cyc & bus.stb)):
+            m.d.sync += access.waiting.eq(0)        # the master gave up: nothing lands
+        with m.Elif(access.waiting & ~slot_held):
             m.d.comb += lands.eq(1)
             m.d.sync += access.waiting.eq(0)
         with m.If(lands):

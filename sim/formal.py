@@ -514,8 +514,10 @@ def _bus_invariants(m, probe: Probe, block, master: _BusMaster) -> "_SlotReaders
     """What the induction needs of the bus proofs' state, asserted: the master's
     classification is one kind at a time; a slot write the register file holds waiting
     for its slot's readers is the master's access, a slot write into the same slot, from
-    its third cycle on; and the register file counts each slot's readers as the harness
-    does (:class:`_SlotReaders`, returned)."""
+    its third cycle on (a mutation that sends a write to another slot breaks this too:
+    the induction needs the register file's decode to be the master's); and the register
+    file counts each slot's readers as the harness does (:class:`_SlotReaders`,
+    returned)."""
     waiting = _regfile_state(probe, block, "write_waiting")
     decoded = data.View(decoded_layout(FORMAL_CONFIG), _regfile_state(probe, block, "decoded"))
     readers = _SlotReaders(m, block, _regfile_state(probe, block, "slot_valid"), FORMAL_CONFIG)
@@ -559,8 +561,10 @@ class BusRefusedWriteChangesNothing(Elaboratable):
 
 
 class BusSlotWriteInvalidates(Elaboratable):
-    """A write to any word of slot s has cleared slot s's valid bit by the cycle it is
-    answered (so a request accepted from then on finds the slot invalid)."""
+    """A write to any word of slot s has cleared slot s's valid bit two cycles after its
+    strobe, when a write to a slot without readers is answered (so a request accepted
+    from then on finds the slot invalid; a write that waits for readers is answered
+    later)."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
@@ -743,8 +747,10 @@ class _ShortWalker(_Broken):
 class WalkerBeatCount(Elaboratable):
     """For every job (any payload with ``beats`` >= 1 and ``one_beat`` its flag), the
     walker emits exactly ``beats`` records, numbered 0, 1, ... (``beat_index``), with
-    ``last`` and the completion on the final one only, and none with no job. A
-    scoreboard keeps the beat counts of the jobs taken and counts the records."""
+    ``last`` and the completion on the final one only, and none with no job; it releases
+    the job's slot (the constants port) in the cycle it makes the job's last record, and
+    only then, exactly for a job that holds its slot. A scoreboard keeps the beat counts,
+    the slots and the ``holds_slot`` bits of the jobs taken and counts the records."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
@@ -765,6 +771,8 @@ class WalkerBeatCount(Elaboratable):
             m.d.comb += [Assume(job.valid), Assume(job.payload.as_value() == before)]
         # the scoreboard: the beat counts of the jobs taken and not yet walked to the end
         counts = [Signal.like(job.payload.beats, name=f"count{k}") for k in range(3)]
+        slots = [Signal.like(job.payload.slot, name=f"slot{k}") for k in range(3)]
+        holds = [Signal(name=f"holds{k}") for k in range(3)]
         held = Signal(range(4))
         seen = Signal.like(job.payload.beats, name="seen")
         record, walked = block.walk.valid, block.walk.record
@@ -779,11 +787,18 @@ class WalkerBeatCount(Elaboratable):
             ]
             m.d.sync += seen.eq(Mux(done, 0, seen + 1))
         m.d.comb += Assert(held <= 2)
+        # the release comes with the last record's making, a cycle before it shows
+        released = _prior(m, block.constants.release, name="released")
+        released_slot = _prior(m, block.constants.slot, name="released_slot")
+        m.d.comb += [Assert(released == (done & holds[0])), Assert(~released | (released_slot == slots[0]))]
         # pop the head when its last record shows, push a taken job's count behind
         shifted = [Mux(done, counts[k + 1], counts[k]) for k in range(2)] + [counts[2]]
         after = held - done
         for k in range(3):
             m.d.sync += counts[k].eq(Mux(taken & (after == k), job.payload.beats, shifted[k]))
+        for entries, value in ((slots, job.payload.slot), (holds, job.payload.holds_slot)):
+            for k, moved in enumerate([Mux(done, entries[k + 1], entries[k]) for k in range(2)] + [entries[2]]):
+                m.d.sync += entries[k].eq(Mux(taken & (after == k), value, moved))
         m.d.sync += held.eq(after + taken)
         # what the walker holds, by the scoreboard (so the proof is by induction): the
         # job it walks is the head, or the next job when the head's last record is the
@@ -795,9 +810,12 @@ class WalkerBeatCount(Elaboratable):
             head_done = record & walked.last
             walking = Mux(head_done, counts[1], counts[0])
             emitted = Mux(head_done, 0, seen + record)
+            current = data.View(job_layout(FORMAL_CONFIG), walker["current"])
             with m.If(probe["busy"]):
                 m.d.comb += [Assert(held == 1 + head_done), Assert(probe["remaining"] == walking - emitted),
-                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted)]
+                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted),
+                             Assert(current.slot == Mux(head_done, slots[1], slots[0])),
+                             Assert(current.holds_slot == Mux(head_done, holds[1], holds[0]))]
             with m.Else():
                 m.d.comb += Assert(held == head_done)
             m.d.comb += [Assert(probe["last"] == (probe["remaining"] == 1)),

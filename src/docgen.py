@@ -62,7 +62,7 @@ def errors_md() -> str:
 
 
 def registers_md() -> str:
-    from .rtl.regfile import REGISTERS, RESET, SLOT_BASE, SLOT_STRIDE
+    from .rtl.regfile import REGISTERS, RESET, SLOT_BASE, SLOT_STRIDE, SLOT_WRITE_CLEARS
     from .model.layout import REQUEST_FIELDS, COMPLETION_FIELDS
     lines = [
         "# Register map and stream payloads",
@@ -86,7 +86,8 @@ def registers_md() -> str:
     lines += [
         f"| `{SLOT_BASE:#05x} + {SLOT_STRIDE:#x} * s + 4 * w` | SLOT[s].WORD[w] | rw | word w (0..31) of slot s's "
         "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s "
-        "(for the requests accepted from 2 cycles after its strobe on) and, while requests accepted before then "
+        f"(for the requests accepted from {SLOT_WRITE_CLEARS} cycles after its strobe on) and, while requests "
+        "accepted before then "
         "still read slot s, waits for them before it lands and is answered (docs/architecture.md, "
         "\"Where values are kept\") |",
         "",

@@ -94,6 +94,53 @@ def test_rewrite_in_flight_and_back_to_back():
     assert cycles == list(range(cycles[0], cycles[0] + len(cycles)))
 
 
+def test_abandoned_slot_write_lands_nowhere():
+    """A master that drops its strobe while its slot write waits for the slot's readers
+    (Wishbone asks it not to) abandons the write: no answer comes, the slot keeps its
+    image (the request in flight copies with it), and the slot's valid bit stays clear."""
+    dut = TmaUnit(CONFIG)
+    first = Request(Operation.LOAD, (0, 0), smem_address=0x400, request_id=1)
+    check = LockstepChecker(Scenario(CONFIG, {0: encode_descriptor(A)}, 1, [fields_from_request(first, 0)]))
+    address, word = descriptor_writes(0, encode_descriptor(A))[3]
+    state = {"cycle": 0, "done": False}
+
+    async def driver(ctx):
+        await write_descriptor(ctx, dut.bus, 0, encode_descriptor(A))
+        await set_slot_valid(ctx, dut.bus, 1)
+        await stream_put(ctx, dut.requests, payload(first, 0))
+        bus = dut.bus
+        for name, value in (("adr", address >> 2), ("dat_w", ~word & 0xFFFFFFFF), ("sel", 0xF), ("we", 1),
+                            ("cyc", 1), ("stb", 1)):
+            ctx.set(getattr(bus, name), value)
+        for _ in range(50):     # the request's beats are held back: the write waits
+            _, _, ack, err = await ctx.tick().sample(bus.ack, bus.err)
+            assert not ack and not err
+        ctx.set(bus.cyc, 0)
+        ctx.set(bus.stb, 0)
+        while not state["done"]:
+            _, _, ack = await ctx.tick().sample(bus.ack)
+            assert not ack
+        assert await wb_read(ctx, bus, address) == word         # the image is unchanged
+        assert await wb_read(ctx, bus, 0x018) == 0              # the write cleared the valid bit
+
+    async def consumer(ctx):
+        ctx.set(dut.completions.ready, 1)
+        while not state["done"]:
+            ctx.set(dut.beats.ready, int(state["cycle"] >= RELEASE_CYCLE))
+            _, _, valid, ready, beat, done, completion = await ctx.tick().sample(
+                dut.beats.valid, dut.beats.ready, dut.beats.payload, dut.completions.valid, dut.completions.payload)
+            if valid and ready:
+                check.on_beat(state["cycle"], beat.as_bits())
+            if done:
+                check.on_completion(state["cycle"], completion.as_bits())
+                state["done"] = True
+            state["cycle"] += 1
+            assert state["cycle"] < 5000
+
+    simulate(dut, driver, consumer)
+    check.finish(0)
+
+
 def test_status_after_a_rejection():
     dut = TmaUnit(CONFIG)
 
