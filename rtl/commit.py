@@ -10,9 +10,8 @@ checks only the rules that involve the request (docs/commit.md).
 
 The checker is small on purpose: it is used once per descriptor, so it takes its time.
 
-* The descriptor is the slot memory's read of the slot being checked, which holds still
-  for the whole check (the bus, the only other user of that read port, waits for the
-  write's answer, and no slot is written meanwhile).
+* The descriptor is the slot memory's read register, which holds still for the whole
+  check (the bus, the only other user of that read port, waits for the write's answer).
   So the decode (:mod:`.decode`) is combinational logic on it, with a register behind
   each product, and the rules read it once it has settled.
 * The five wide products the rules need, ``(dim[i] - 1) * stride[i-1]`` for i = 1..4,
@@ -23,8 +22,7 @@ The checker is small on purpose: it is used once per descriptor, so it takes its
 
 Its cycles, from the cycle it starts (:data:`CHECK_CYCLES`, model/timing.py):
 
-1. the slot is chosen (the descriptor file addresses the read port with it, and holds
-   it there until the check is done);
+1. the read of the slot is issued (the descriptor file drives the read port);
 2. the multiplier's registers load the first product's operands;
 3. to 134. four products of :data:`MULTIPLY_BITS` cycles, each followed by a cycle that
    adds it into its extent and into the last byte and loads the next operands;

@@ -281,11 +281,11 @@ class DescriptorFile(wiring.Component):
                              slot=Signal(self.slot_width, name="checked_slot", reset_less=True),
                              results=Memory(shape=CheckLayout, depth=config.slots, init=[]))
             m.submodules.checked = commit.results
-        snap_read = mem.read_port(domain="comb")
+        snap_read = mem.read_port()
         found_valid = self._snapshot_port(m, snap_read, status, commit)
         held = self._readers(m, found_valid)
         access = self._decode_access(m, commit)
-        bus_read = mem.read_port(domain="comb")
+        bus_read = mem.read_port()
         write = self._slot_access(m, mem, bus_read, access, status, held)
         self._constants(m, write)
         self._register_access(m, access, status, commit)
@@ -308,9 +308,8 @@ class DescriptorFile(wiring.Component):
         start = commit.holding & ~commit.checking & (commit.to_check != 0)
         m.d.comb += [checker.start.eq(start), checker.descriptor.eq(read.data)]
         with m.If(commit.holding):
-            # the slot being checked, from the cycle after the start: the memory holds
-            # still meanwhile, so its read is the checker's descriptor until done
-            m.d.comb += read.addr.eq(Mux(commit.checking, commit.slot, lowest))
+            # the port reads in this cycle only (a read port's enable is high unless driven)
+            m.d.comb += [read.addr.eq(lowest), read.en.eq(start)]
         with m.If(start):
             m.d.sync += [commit.checking.eq(1), commit.slot.eq(lowest),
                          commit.to_check.eq(commit.to_check & ~(Const(1, self.config.slots) << lowest))]
@@ -324,18 +323,12 @@ class DescriptorFile(wiring.Component):
 
     def _snapshot_port(self, m, read, status, commit):
         """A request's slot, read when it is accepted, with its SLOT_VALID bit (and, at
-        commit, what the slot's check found). The slot's index is registered and the
-        memory read through it, not a read register of the image's 1,024 bits: a slot
-        with readers holds still (:meth:`_readers`), so the read stays the image the
-        request was accepted with for as long as the front end reads it, and a request
-        that found its slot invalid is refused whatever it reads."""
+        commit, what the slot's check found)."""
         snapshot = self.snapshot
         slot = snapshot.slot[:self.slot_width]
-        read_slot = Signal(self.slot_width, name="snapshot_slot")
-        with m.If(snapshot.en):
-            m.d.sync += read_slot.eq(slot)
         m.d.comb += [
-            read.addr.eq(read_slot),
+            read.addr.eq(slot),
+            read.en.eq(snapshot.en),
             snapshot.data.eq(read.data),
         ]
         found_valid = Signal(name="found_valid")
@@ -384,8 +377,8 @@ class DescriptorFile(wiring.Component):
     def _decode_access(self, m, commit) -> _Access:
         """The strobe's cycle registers the address decode (the compares), the next acts
         on it and registers the answer, which is on the bus in the third; a slot read
-        takes two more: the word picked from the slot memory's read into a register of
-        its own, in the cycle after the acting one, then the answer. So no path runs from the address through the
+        takes two more, for the slot memory's read register and for the word picked from
+        its 32 (a register of its own). So no path runs from the address through the
         compares into the write enables, the read multiplexers or the answer (docs/fpga.md,
         "Clock speed"); the bus is for set-up, and its rate does not matter."""
         config, bus = self.config, self.bus
@@ -447,6 +440,7 @@ class DescriptorFile(wiring.Component):
                              access.waiting.eq(slot_held)]
                 m.d.comb += lands.eq(~slot_held)
             with m.Else():
+                m.d.comb += bus_read.en.eq(1)
                 m.d.sync += access.reading.eq(1)
         with m.If(access.waiting & ~(bus.cyc & bus.stb)):
             m.d.sync += access.waiting.eq(0)        # the master gave up: nothing lands

@@ -72,7 +72,7 @@ def registers_md() -> str:
         "",
         "The unit is a Wishbone B4 target (classic cycles, 32-bit data, byte `sel`, word `adr`).",
         "Every access is answered two cycles after its strobe (the first registers the address",
-        "decode, the second acts on it), a slot read four (the word picked from the slot's read, the answer),",
+        "decode, the second acts on it), a slot read four (the slot memory's read register, the word's),",
         "with `ack`, or with `err` when the address is unmapped or the register read-only. A write to a",
         "slot's word waits, holding the bus, while requests accepted before it still read the slot: at",
         "most until they have left the walker, so the beat stream must move for it to land.",
