@@ -5,12 +5,12 @@ Eleven stages, one request per cycle, cut so that no stage holds more than about
 carry chain, one small shifter or one multiplier behind a few levels of logic
 (docs/fpga.md, "Clock speed"):
 
-1. accept: the request is registered, and the descriptor file registers its slot's
-   index (the snapshot: later bus writes to the slot cannot reach this request, as
-   the slot's readers are counted: rtl/regfile.py);
-2. the slot read and copied into registers near the decode: the descriptor file's LUT
-   RAM sits where its bus puts it, and the route from it ends here, at a register;
-   beside it a few bits of the decode (:func:`.decode.decode_early`);
+1. accept: the request is registered and its slot is read from the descriptor file
+   (the snapshot: later bus writes to the slot cannot reach this request: the slot's
+   readers are counted, rtl/regfile.py);
+2. the snapshot copied into registers near the decode: the descriptor file's LUT RAM
+   sits where its bus puts it, and the route from it is a stage of its own; beside it a
+   few bits of the decode (:func:`.decode.decode_early`);
 3. to 6. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
    elements traversed per dimension; the shared-memory row; its bytes and the box's
    rows. Beside them: the partial products of the strides and dimensions the rules need
@@ -336,8 +336,8 @@ class FrontEnd(wiring.Component):
 
     def _accept(self, m, stage, advance, accept):
         """Stage 1: the request is registered (its values in the cycles one is accepted),
-        and the descriptor file is told its slot (the snapshot: later bus writes to the
-        slot cannot reach this request)."""
+        and its slot is read from the descriptor file (the snapshot: later bus writes to
+        the slot cannot reach this request)."""
         m.d.comb += [
             self.requests.ready.eq(advance),
             self.snapshot.slot.eq(self.requests.payload.slot),
