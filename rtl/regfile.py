@@ -436,8 +436,8 @@ class DescriptorFile(wiring.Component):
         with m.If(access.pending & decoded.in_slots):
             with m.If(decoded.we):
                 slot_bit = Const(1, self.config.slots) << decoded.slot
-                m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit), status.written.eq(status.written | slot_bit),
-                             access.waiting.eq(slot_held)]
+                m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit),
+                             status.written.eq(status.written | slot_bit), access.waiting.eq(slot_held)]
                 m.d.comb += lands.eq(~slot_held)
             with m.Else():
                 m.d.comb += bus_read.en.eq(1)

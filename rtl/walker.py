@@ -27,8 +27,8 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
 from .decode import slot_constants
-from .layouts import (job_layout, job_beat_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS,
-                      COUNT_WIDTH)
+from .layouts import (job_layout, job_beat_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH,
+                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .regfile import ConstantsSignature
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
