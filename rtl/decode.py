@@ -28,8 +28,7 @@ from .pipeline import Delayed, bundle, extend
 
 __all__ = ["STRIDE_ZERO_BITS", "PITCH_ZERO_BITS", "EarlyBits", "DecodedFields", "DecodedCounts", "DecodedRows", "DecodedRowBytes", "decode_early",
            "decode_fields", "decode_counts", "decode_rows", "decode_row_bytes", "type_table", "swizzle_value",
-           "rank_is", "rank_above", "slot_constants", "SLOT_CONSTANT_SOURCES", "UNIT_BYTES",
-           "TYPE_BITS"]
+           "rank_is", "rank_above", "UNIT_BYTES", "TYPE_BITS"]
 
 #: A global stride is stored in 16-byte units (model/layout.py, "units16"): its byte value
 #: has this many low bits 0, which products leave out (:func:`.arith.partial_products`).
@@ -161,44 +160,6 @@ class DecodedRowBytes(DecodedRows):
     last_chunk_units: Value     # units in a row's last chunk
 
 
-def _rank_above_bits(desc) -> list:
-    """rank > k for k = 0..7, from the stored rank (rank - 1): compares with constants."""
-    return [Const(1, 1)] + [desc.rank >= k for k in range(1, STORED_RANKS)]
-
-
-#: The stored fields :func:`slot_constants` reads: the descriptor file keeps their bytes
-#: for the walker (rtl/regfile.py, ``SLOT_READ_BYTES``); a field read and not listed
-#: would read as 0 there.
-SLOT_CONSTANT_SOURCES = ("global_address", "rank", "global_dim", "global_stride", "element_stride")
-
-
-def _dims(desc) -> list:
-    return [stored + 1 for stored in desc.global_dim]                  # 1..2^32
-
-
-def _strides(desc) -> list:
-    return [Cat(Const(0, STRIDE_ZERO_BITS), stored) for stored in desc.global_stride]   # bytes
-
-
-def _element_strides(desc) -> list:
-    return [stored + 1 for stored in desc.element_stride]              # 1..8
-
-
-def slot_constants(desc, config) -> dict:
-    """The beat's constants that are the descriptor's fields alone
-    (``layouts.SLOT_READ_FIELDS``), as :func:`decode_fields` decodes them and the front
-    end's job set-up bounds them by the rank: the walker makes them from its slot read
-    (rtl/walker.py). Past the rank a dimension is 1 and a stride 0, so the datapath's
-    products and compares need no rank of their own."""
-    in_rank = _rank_above_bits(desc)[:MAX_RANK]
-    return {
-        "element_strides": _element_strides(desc),
-        "dims": [Mux(in_rank[i], dim, 1) for i, dim in enumerate(_dims(desc))],
-        "strides": [Mux(in_rank[i + 1], stride, 0) for i, stride in enumerate(_strides(desc))],
-        "base": desc.global_address[:config.address_width],
-    }
-
-
 def decode_early(desc) -> EarlyBits:
     """Layer 0, a few bits the front end registers beside the snapshot, because the
     elements-traversed factors (layer 1) need them on the way into a DSP block: the
@@ -209,7 +170,7 @@ def decode_early(desc) -> EarlyBits:
     tiled = desc.kind == MapKind.TILED
     return EarlyBits(
         rank_bits=[desc.rank == rank - 1 for rank in range(1, STORED_RANKS + 1)],
-        rank_above_bits=_rank_above_bits(desc),
+        rank_above_bits=[Const(1, 1)] + [desc.rank >= k for k in range(1, STORED_RANKS)],
         steps0=tiled & (desc.interleave_layout != Interleave.NONE) & ~type_table("packed", 1)[desc.elemtype])
 
 
@@ -220,7 +181,7 @@ def decode_fields(desc, early: EarlyBits, product) -> DecodedFields:
     the same descriptor (:func:`decode_early`), a stage before."""
     code = desc.elemtype
     in_rank = [rank_above(early, i) for i in range(MAX_RANK)]
-    element_strides = _element_strides(desc)
+    element_strides = [stored + 1 for stored in desc.element_stride]    # 1..8
     unit_smem_bytes_log2 = _log2_table("unit_smem_bytes")[code]
     # the elements traversed per dimension, ceil(box / element stride), as two factors
     # (1 past the rank: the stored fields taken as 0), so the multiplier's output is the
@@ -252,8 +213,8 @@ def decode_fields(desc, early: EarlyBits, product) -> DecodedFields:
         swizzle_atomicity=desc.swizzle_atomicity,
         swizzle=swizzle_value(desc.swizzle_mode, desc.swizzle_atomicity),
         fill_nan=desc.fill_mode,
-        dims=_dims(desc),
-        strides=_strides(desc),
+        dims=[stored + 1 for stored in desc.global_dim],                # 1..2^32
+        strides=[Cat(Const(0, STRIDE_ZERO_BITS), stored) for stored in desc.global_stride],   # bytes
         box=[stored + 1 for stored in desc.box_dim],                    # 1..256
         element_strides=element_strides,
         in_rank=in_rank,

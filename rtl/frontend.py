@@ -6,8 +6,7 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
 (docs/fpga.md, "Clock speed"):
 
 1. accept: the request is registered and its slot is read from the descriptor file
-   (the snapshot: later bus writes to the slot cannot reach this request: the slot's
-   readers are counted, rtl/regfile.py);
+   (the snapshot: later bus writes to the slot cannot reach this request);
 2. the snapshot copied into registers near the decode: the descriptor file's LUT RAM
    sits where its bus puts it, and the route from it is a stage of its own; beside it a
    few bits of the decode (:func:`.decode.decode_early`);
@@ -450,7 +449,6 @@ class FrontEnd(wiring.Component):
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
         self._beat_constants(m, job.beat, r)
-        m.d.comb += [job.slot.eq(r.request.slot), job.holds_slot.eq(r.slot_valid)]
         # the codes are constants, but for the one found at commit: that one is this
         # stage's copy, as the rules' bits are
         codes = [code if isinstance(code, int) else r.checked.code for _, code in rules]
@@ -520,16 +518,22 @@ class FrontEnd(wiring.Component):
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
     def _beat_constants(self, m, beat, r: Checked):
-        """What every beat of the job needs to turn digits into transactions, but the
-        descriptor's own fields, which the walker reads by slot (``SLOT_READ_FIELDS``)."""
+        """What every beat of the job needs to turn digits into transactions."""
         d, req, gather = r.d, r.request, r.kinds.gather
         prefetch = req.operation.as_value() == Operation.PREFETCH
         value_step = d.step0 << d.values_per_unit_log2
-        m.d.comb += [beat.start[i].eq(Mux(Mux(gather, 1, d.in_rank[i]), req.coordinates[i], 0))
-                     for i in range(MAX_RANK)]
+        for i in range(MAX_RANK):
+            used = Mux(gather, 1, d.in_rank[i])
+            m.d.comb += [
+                beat.start[i].eq(Mux(used, req.coordinates[i], 0)),
+                beat.element_strides[i].eq(d.element_strides[i]),
+                beat.dims[i].eq(Mux(d.in_rank[i], d.dims[i], 1)),
+            ]
+        m.d.comb += [beat.strides[i].eq(Mux(d.in_rank[i + 1], stride, 0)) for i, stride in enumerate(d.strides)]
         for kind, values in zip(beat.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
+            beat.base.eq(d.global_address),
             beat.smem_base.eq(Mux(prefetch, 0, req.smem_address)),
             beat.swizzle.eq(Mux(prefetch, 0, d.swizzle)),
             beat.value_step.eq(value_step),

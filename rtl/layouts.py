@@ -232,18 +232,10 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
     request), so the walker knows its last one from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
-
-    ``beat`` holds the beat's constants but :data:`SLOT_READ_FIELDS`: the walker reads
-    those from the descriptor's slot (``slot``) as it emits each record. ``holds_slot``
-    says the request found its slot valid when it was accepted, so the descriptor file
-    counts it among the slot's readers until the walker has emitted its last record
-    (rtl/regfile.py, "the slot's readers").
     """
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
         "code": unsigned(8),
-        "slot": unsigned(slot_index_width(config)),
-        "holds_slot": 1,
         "transaction_bytes": unsigned(COUNT_WIDTH),
         "beats": unsigned(beats_width(config)),
         "one_beat": 1,              # beats == 1, decided by the front end
@@ -254,7 +246,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
         "pixels": pixel_walk_layout(config),
-        "beat": job_beat_layout(config),
+        "beat": beat_constants_layout(config),
         **steps,
     })
 
@@ -267,24 +259,6 @@ ChunkKindLayout = data.StructLayout({
     "live": unsigned(16),
     "length": unsigned(5),
 })
-
-
-def slot_index_width(config: UnitConfig) -> int:
-    """Bits of a descriptor slot's index (the request's ``slot`` field is wider)."""
-    return max(1, (config.slots - 1).bit_length())
-
-
-#: The beat's constants that are the descriptor's own fields, decoded with no other
-#: input (:func:`.decode.slot_constants`): the walker reads them by slot as it emits a
-#: record (rtl/regfile.py, the constants port), so no job register carries them.
-SLOT_READ_FIELDS = ("element_strides", "dims", "strides", "base")
-
-
-def job_beat_layout(config: UnitConfig) -> data.StructLayout:
-    """The job's part of the beat's constants: :func:`beat_constants_layout` but
-    :data:`SLOT_READ_FIELDS`."""
-    return data.StructLayout({name: shape for name, shape in beat_constants_layout(config).members.items()
-                              if name not in SLOT_READ_FIELDS})
 
 
 def beat_constants_layout(config: UnitConfig) -> data.StructLayout:

@@ -6,19 +6,8 @@ words clears the slot's valid bit: software writes the 32 words, then sets the b
 SLOT_VALID, so a half-written descriptor is never used. The bit can be set only for a
 slot written since reset (a bit per slot records that), so a slot never written is
 refused (SLOT_INVALID) as the model refuses a slot with no image, rather than decoded
-from whatever the memory holds.
-
-A request reads (snapshots) its slot when it is accepted, and later writes cannot change
-what it does. The front end copies the descriptor, but the walker reads the fields that
-only turn digits into addresses and bounds (``layouts.SLOT_READ_FIELDS``: the base, the
-dimensions, the strides, the element strides) from the slot itself as it emits each
-record: a second memory holds those bytes (:data:`SLOT_READ_BYTES`), with a read port
-for the walker, so no job register carries them. The promise holds because a slot's
-readers are counted: a request accepted on a valid slot counts until the walker has
-emitted its last record (the constants port's ``release``), and a bus write to a slot
-with readers waits for them to finish. The write clears the slot's valid bit when it
-first acts, as a write to an idle slot does, so the requests that come while it waits
-are refused (SLOT_INVALID) rather than added to the readers it waits for.
+from whatever the memory holds. A request reads (snapshots) its slot when it is
+accepted; later writes cannot touch a copy in flight.
 
 The status registers count a completion when it is taken (valid and ready on the unit's
 completion stream), not when the unit queues it: software that has taken a completion and
@@ -37,15 +26,12 @@ from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
-from ..model.layout import DESCRIPTOR_BITS, DESCRIPTOR_BYTES, DESCRIPTOR_FIELDS
-from ..model.timing import FRONT_END_STAGES
+from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
 from .commit import CommitChecker, CheckLayout
-from .decode import SLOT_CONSTANT_SOURCES
-from .layouts import DescriptorLayout, RequestLayout, slot_index_width
+from .layouts import DescriptorLayout, RequestLayout
 
-__all__ = ["DescriptorFile", "SnapshotSignature", "ConstantsSignature", "ReportSignature", "SLOT_READ_BYTES",
-           "READERS_LIMIT", "SLOT_WRITE_CLEARS", "decoded_layout", "BitField", "Register", "REGISTERS", "REGISTER",
+__all__ = ["DescriptorFile", "SnapshotSignature", "ReportSignature", "BitField", "Register", "REGISTERS", "REGISTER",
            "RESET", "SLOT_BASE",
            "SLOT_STRIDE", "SLOT_VALID_ADDRESS", "descriptor_writes", "ID_VALUE", "bus_addr_width"]
 
@@ -53,17 +39,6 @@ ID_VALUE = 0x544D4131          # "TMA1"
 SLOT_BASE = 0x400              # byte address of slot 0's word 0
 SLOT_STRIDE = DESCRIPTOR_BITS // 8
 WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
-#: The image's bytes that hold the stored fields the walker reads by slot
-#: (``decode.SLOT_CONSTANT_SOURCES``), in order: the constants memory's bytes.
-SLOT_READ_BYTES = tuple(sorted({byte for f in DESCRIPTOR_FIELDS if f.name in SLOT_CONSTANT_SOURCES
-                                for byte in range(f.offset // 8, (f.offset + f.width * f.count + 7) // 8)}))
-#: A bus write to a slot's word clears the slot's valid bit for the requests accepted
-#: from this many cycles after its strobe's first cycle on (the decode's register, then
-#: the cycle that acts on it), whether it lands then or waits for the slot's readers.
-SLOT_WRITE_CLEARS = 2
-#: The most requests that can read one slot at a time: one in every front-end stage (the
-#: job register the last), the skid register behind it and the walker's job.
-READERS_LIMIT = FRONT_END_STAGES + 2
 
 
 @dataclass(frozen=True)
@@ -177,22 +152,6 @@ class SnapshotSignature(wiring.Signature):
                           "data": In(DescriptorLayout), "valid": In(1), **checked})
 
 
-def decoded_layout(config: UnitConfig) -> data.StructLayout:
-    """A bus access's decode, registered in its strobe's first cycle."""
-    return data.StructLayout({"in_slots": 1, "slot": slot_index_width(config), "word": 5, "hits": len(REGISTERS),
-                              "we": 1})
-
-
-class ConstantsSignature(wiring.Signature):
-    """The walker's read of its job's slot, from the reader's side: ``slot`` in, and in
-    the same cycle ``data``, the image with the bytes of :data:`SLOT_READ_BYTES` (the
-    others 0); ``release``, in the cycle the walker emits the last record of a job that
-    counts among the slot's readers (the job's ``holds_slot``)."""
-
-    def __init__(self, config: UnitConfig):
-        super().__init__({"slot": Out(slot_index_width(config)), "data": In(DescriptorLayout), "release": Out(1)})
-
-
 class ReportSignature(wiring.Signature):
     """What the unit tells its status registers, from the unit's side: ``taken`` for each
     completion taken at the unit's port (valid and ready), with its ``code`` (0 ok, else
@@ -235,7 +194,6 @@ class _Access:
     the answer registered for the bus."""
     decoded: Signal
     pending: Signal
-    waiting: Signal     # a slot write waiting for the slot's readers
     reading: Signal
     picked: Signal
     ack: Signal
@@ -250,17 +208,15 @@ class DescriptorFile(wiring.Component):
     -----
     bus : Wishbone target
     snapshot : :class:`SnapshotSignature` in: a request's read of its slot
-    constants : :class:`ConstantsSignature` in: the walker's read of its job's slot
     report : :class:`ReportSignature` in: completions taken, and BUSY
     """
 
     def __init__(self, config: UnitConfig):
         self.config = config
-        self.slot_width = slot_index_width(config)
+        self.slot_width = max(1, (config.slots - 1).bit_length())
         super().__init__({
             "bus": In(WishboneSignature(bus_addr_width(config))),
             "snapshot": In(SnapshotSignature(config)),
-            "constants": In(ConstantsSignature(config)),
             "report": In(ReportSignature(config)),
         })
 
@@ -282,12 +238,10 @@ class DescriptorFile(wiring.Component):
                              results=Memory(shape=CheckLayout, depth=config.slots, init=[]))
             m.submodules.checked = commit.results
         snap_read = mem.read_port()
-        found_valid = self._snapshot_port(m, snap_read, status, commit)
-        held = self._readers(m, found_valid)
+        self._snapshot_port(m, snap_read, status, commit)
         access = self._decode_access(m, commit)
         bus_read = mem.read_port()
-        write = self._slot_access(m, mem, bus_read, access, status, held)
-        self._constants(m, write)
+        self._slot_access(m, mem, bus_read, access, status)
         self._register_access(m, access, status, commit)
         if commit is not None:
             self._check_commits(m, bus_read, access, status, commit)
@@ -331,48 +285,13 @@ class DescriptorFile(wiring.Component):
             read.en.eq(snapshot.en),
             snapshot.data.eq(read.data),
         ]
-        found_valid = Signal(name="found_valid")
-        m.d.comb += found_valid.eq((snapshot.slot < self.config.slots) & (status.slot_valid >> slot)[0])
         with m.If(snapshot.en):
-            m.d.sync += snapshot.valid.eq(found_valid)
+            m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots) & (status.slot_valid >> slot)[0])
         if commit is not None:
             # a memory like the slots' (a register with bits yosys finds constant makes
             # the port a wire CXXRTL must buffer)
             checked = commit.results.read_port()
             m.d.comb += [checked.addr.eq(slot), checked.en.eq(snapshot.en), snapshot.checked.eq(checked.data)]
-        return found_valid
-
-    def _readers(self, m, found_valid) -> Value:
-        """The slot's readers: a count per slot of the requests accepted on it while it was
-        valid whose last record the walker has not emitted. Returns a bit per slot: it
-        has readers, or gains one in this cycle (a bus write to it waits)."""
-        slots, snapshot = self.config.slots, self.snapshot
-        gained = Signal(slots, name="readers_gained")
-        lost = Signal(slots, name="readers_lost")
-        m.d.comb += [gained.eq(Mux(snapshot.en & found_valid, Const(1, slots) << snapshot.slot[:self.slot_width], 0)),
-                     lost.eq(Mux(self.constants.release, Const(1, slots) << self.constants.slot, 0))]
-        held = []
-        for s in range(slots):
-            count = Signal(range(READERS_LIMIT + 1), name=f"slot{s}_readers")
-            m.d.sync += count.eq(count + gained[s] - lost[s])
-            held.append((count != 0) | gained[s])
-        return Cat(held)
-
-    def _constants(self, m, write):
-        """The walker's read: the bytes of :data:`SLOT_READ_BYTES` of every slot, kept a
-        second time in a memory written beside the slots' (``write``, their write port),
-        read by the walker's slot in the same cycle."""
-        consts = Memory(shape=unsigned(8 * len(SLOT_READ_BYTES)), depth=self.config.slots, init=[])
-        m.submodules.constants = consts
-        store = consts.write_port(granularity=8)
-        m.d.comb += [store.addr.eq(write.addr),
-                     store.data.eq(Cat(write.data.word_select(byte, 8) for byte in SLOT_READ_BYTES)),
-                     store.en.eq(Cat(write.en[byte] for byte in SLOT_READ_BYTES))]
-        read = consts.read_port(domain="comb")
-        index = {byte: i for i, byte in enumerate(SLOT_READ_BYTES)}
-        m.d.comb += [read.addr.eq(self.constants.slot),
-                     self.constants.data.eq(Cat(read.data.word_select(index[byte], 8) if byte in index
-                                                else Const(0, 8) for byte in range(DESCRIPTOR_BYTES)))]
 
     def _decode_access(self, m, commit) -> _Access:
         """The strobe's cycle registers the address decode (the compares), the next acts
@@ -383,12 +302,11 @@ class DescriptorFile(wiring.Component):
         "Clock speed"); the bus is for set-up, and its rate does not matter."""
         config, bus = self.config, self.bus
         byte_addr = Cat(Const(0, 2), bus.adr)
-        access = _Access(decoded=Signal(decoded_layout(config), name="decoded"),
-                         pending=Signal(name="pending"), waiting=Signal(name="write_waiting"),
-                         reading=Signal(name="reading"), picked=Signal(name="picked"),
+        access = _Access(decoded=Signal(data.StructLayout({"in_slots": 1, "slot": self.slot_width, "word": 5,
+                                                           "hits": len(REGISTERS), "we": 1}), name="decoded"),
+                         pending=Signal(name="pending"), reading=Signal(name="reading"), picked=Signal(name="picked"),
                          ack=Signal(name="ack"), err=Signal(name="err"), answer=Signal(32, name="answer"))
-        start = (bus.cyc & bus.stb & ~access.pending & ~access.waiting & ~access.reading & ~access.picked
-                 & ~bus.ack & ~bus.err)
+        start = bus.cyc & bus.stb & ~access.pending & ~access.reading & ~access.picked & ~bus.ack & ~bus.err
         if commit is not None:
             start &= ~commit.holding            # a SLOT_VALID write waits for its checks
         slot_offset = byte_addr - SLOT_BASE
@@ -405,15 +323,11 @@ class DescriptorFile(wiring.Component):
                      bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
         return access
 
-    def _slot_access(self, m, mem, bus_read, access, status, held):
+    def _slot_access(self, m, mem, bus_read, access, status):
         """A slot word written or read. A slot write is registered: the decode's
         flip-flops, not logic, drive the write enables of the 450 LUT RAM cells spread over
-        the chip. It lands as its ack is on the bus. It clears the slot's valid bit in
-        the cycle it first acts, a cycle before it can land, so no request can take the
-        slot's old contents for valid in between; if the slot has readers (``held``, a
-        bit per slot: :meth:`_readers`) it waits, holding the bus, until they are done. A
-        master that drops its strobe meanwhile (Wishbone asks it not to) abandons the
-        write: nothing lands and no answer comes. Returns the slot memory's write port."""
+        the chip. It lands as its ack is on the bus; the slot was marked invalid a cycle
+        before, so no request can take the slot's old contents for valid in between."""
         bus, decoded = self.bus, access.decoded
         write = mem.write_port(granularity=8)
         write_en = Signal(len(write.en))
@@ -431,27 +345,16 @@ class DescriptorFile(wiring.Component):
             m.d.sync += slot_word.eq(bus_read.data.word_select(decoded.word, 32))
         with m.If(access.picked):
             m.d.comb += [access.ack.eq(1), access.answer.eq(slot_word)]
-        slot_held = (held >> decoded.slot)[0]
-        lands = Signal(name="write_lands")
         with m.If(access.pending & decoded.in_slots):
+            m.d.comb += access.ack.eq(decoded.we)
             with m.If(decoded.we):
+                m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
+                             write_data.eq(bus.dat_w)]
                 slot_bit = Const(1, self.config.slots) << decoded.slot
-                m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit),
-                             status.written.eq(status.written | slot_bit), access.waiting.eq(slot_held)]
-                m.d.comb += lands.eq(~slot_held)
+                m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit), status.written.eq(status.written | slot_bit)]
             with m.Else():
                 m.d.comb += bus_read.en.eq(1)
                 m.d.sync += access.reading.eq(1)
-        with m.If(access.waiting & ~(bus.cyc & bus.stb)):
-            m.d.sync += access.waiting.eq(0)        # the master gave up: nothing lands
-        with m.Elif(access.waiting & ~slot_held):
-            m.d.comb += lands.eq(1)
-            m.d.sync += access.waiting.eq(0)
-        with m.If(lands):
-            m.d.comb += access.ack.eq(1)
-            m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
-                         write_data.eq(bus.dat_w)]
-        return write
 
     def _register_access(self, m, access, status, commit):
         """A status register written or read; a write to a read-only register or to no

@@ -26,10 +26,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .decode import slot_constants
-from .layouts import (job_layout, job_beat_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH,
-                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
-from .regfile import ConstantsSignature
+from .layouts import (job_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS,
+                      COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
@@ -169,9 +167,6 @@ class Walker(wiring.Component):
     -----
     job : stream in (``job_layout``)
     walk : :class:`WalkSignature` out
-    constants : :class:`.regfile.ConstantsSignature` out: the descriptor's fields read by
-        the job's slot (``layouts.SLOT_READ_FIELDS``), which the records carry with the
-        job's own constants
     """
 
     def __init__(self, config: UnitConfig):
@@ -179,7 +174,6 @@ class Walker(wiring.Component):
         super().__init__({
             "job": In(stream.Signature(job_layout(config))),
             "walk": Out(WalkSignature(config)),
-            "constants": Out(ConstantsSignature(config)),
         })
 
     def elaborate(self, platform):
@@ -301,19 +295,12 @@ class Walker(wiring.Component):
         m.d.sync += self.walk.valid.eq(control.busy & control.issue)
         record = Signal(walk_layout(self.config), reset_less=True)
         m.d.comb += self.walk.record.eq(record)
-        # the descriptor's own fields come from the job's slot, read in every cycle; the
-        # slot's readers count the job until its last record is emitted (rtl/regfile.py)
-        m.d.comb += [self.constants.slot.eq(current.slot),
-                     self.constants.release.eq(control.busy & control.issue & control.last & current.holds_slot)]
-        m.d.sync += [record.beat[name].eq(current.beat[name]) for name in job_beat_layout(self.config).members]
-        for name, value in slot_constants(self.constants.data, self.config).items():
-            field = record.beat[name]
-            m.d.sync += [field[i].eq(v) for i, v in enumerate(value)] if isinstance(value, list) else field.eq(value)
         m.d.sync += [
             record.is_beat.eq(~error),
             record.last.eq(control.last),
             record.lane_alive.eq(odometers.alive),
             record.beat_index.eq(control.beat_index),
+            record.beat.eq(current.beat),
             record.has_completion.eq(control.last),
             record.completion.request_id.eq(current.beat.request_id),
             record.completion.code.eq(current.code),

@@ -28,7 +28,7 @@ from ..model.errors import ErrorCode, TmaError, shown
 from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, decode_descriptor
 from ..model.types import AccessMode, Operation
 from ..model.unit import Completion
-from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE, SLOT_WRITE_CLEARS
+from ..rtl.regfile import REGISTER, REGISTERS, SLOT_BASE, SLOT_STRIDE
 from ..rtl.validate import unreachable
 from .cosim import (MAX_CASE_BEATS, _CODE_NAMES, BatchChecker, Mismatch, Scenario, expected_beats, field_values,
                     flat_layout,
@@ -143,7 +143,7 @@ def run_scenario(unit, scenario: Scenario, mirror: StatusMirror | None = None) -
         completion_ready=completion_ready, reset_cycle=scenario.reset_cycle, bus_write=bus_write)
     valid_after = scenario.valid_slots
     if scenario.rewrite is not None and unit.bus_done >= 0:
-        answers = _rewritten(scenario, answers, unit.accept_cycles, scenario.rewrite[0] + SLOT_WRITE_CLEARS)
+        answers = _rewritten(scenario, answers, unit.accept_cycles, unit.bus_done)
         checker = BatchChecker(scenario, answers)
         valid_after &= ~(1 << scenario.rewrite[1])
     taken = answers
@@ -187,18 +187,17 @@ def _descriptor_and_valid_writes(scenario: Scenario, written: list) -> tuple:
     return addresses, np.ones(len(addresses), dtype=np.uint8), words
 
 
-def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, cleared: int) -> list:
+def _rewritten(scenario: Scenario, answers: list, accepted: np.ndarray, done: int) -> list:
     """The model's answers when a word of a slot was written during the run
-    (``scenario.rewrite``), which cleared the slot's valid bit for the requests accepted
-    from cycle ``cleared`` on (:data:`.regfile.SLOT_WRITE_CLEARS` after its strobe). A
-    request takes its slot's descriptor and valid bit in the cycle it is accepted, and
-    the write waits for the requests that read the slot, so a request on the slot
-    accepted before ``cleared`` keeps the slot's descriptor; one accepted in it or after
-    completes SLOT_INVALID."""
+    (``scenario.rewrite``), answered in cycle ``done``. The register file clears the
+    slot's valid bit in the cycle its answer is on the bus and the word lands at the end
+    of it (docs/registers.md), and a request takes its slot's descriptor and valid bit
+    in the cycle it is accepted: a request on the slot accepted before ``done`` keeps
+    the slot's descriptor, one accepted in it or after completes SLOT_INVALID."""
     slot = scenario.rewrite[1]
     answers = list(answers)
     for i, request in enumerate(scenario.requests):
-        if request["slot"] == slot and accepted[i] >= cleared:
+        if request["slot"] == slot and accepted[i] >= done:
             answers[i] = Completion(request["request_id"], ErrorCode.SLOT_INVALID, 0, None)
     return answers
 

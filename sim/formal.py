@@ -47,7 +47,7 @@ from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
 from ..rtl.layouts import RequestLayout, job_layout
 from ..rtl.pipeline import PROOF, Proving
-from ..rtl.regfile import READERS_LIMIT, REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile, decoded_layout
+from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
 from ..rtl.unit import TmaUnit
 from ..rtl.walker import JOB_LOAD_GROUPS, Walker
@@ -295,10 +295,8 @@ class _BusMaster:
     it holds CYC, STB and the access until an answer. It tracks each access from its
     first cycle (``age`` counts the cycles since) and classifies it from the register
     map (:data:`REGISTERS`, the slot window), not from the RTL's decode: ``latency``
-    is when the answer is due (two cycles, a slot read four: rtl/bus.py; a slot write
-    two once its slot has no readers, :class:`_SlotReaders`) and ``refused`` whether it
-    must be an ``err``. ``age`` stops at its largest value (a slot write can wait
-    longer)."""
+    is when the answer is due (two cycles, a slot read four: rtl/bus.py) and
+    ``refused`` whether it must be an ``err``."""
 
     def __init__(self, m, bus, config: UnitConfig):
         self.request = Signal()
@@ -337,7 +335,7 @@ class _BusMaster:
                 slot.eq((byte - SLOT_BASE) // SLOT_STRIDE),
             ]
         with m.Elif(active):
-            m.d.sync += age.eq(Mux(age == (1 << len(age)) - 1, age, age + 1))
+            m.d.sync += age.eq(age + 1)
             with m.If(answered):
                 m.d.sync += active.eq(0)
 
@@ -377,32 +375,7 @@ class _LateAnswer(_Broken):
 def _pass_through(m, outer, inner):
     """The register file's ports other than the bus, from a wrapper to the block in it."""
     wiring.connect(m, wiring.flipped(outer.snapshot), inner.snapshot)
-    wiring.connect(m, wiring.flipped(outer.constants), inner.constants)
     wiring.connect(m, wiring.flipped(outer.report), inner.report)
-
-
-class _SlotReaders:
-    """The harness's own count of each slot's readers, from the register file's ports:
-    a request accepted on slot s (the snapshot port) while SLOT_VALID bit s is set gains
-    one, the walker's release of slot s (the constants port) loses one. The walker
-    releases only a job that counts (``Assume``), and no more requests than
-    :data:`.regfile.READERS_LIMIT` read a slot at a time (the unit's places, ``Assume``).
-    ``free(slot)``: the slot has no readers and gains none in this cycle."""
-
-    def __init__(self, m, block, valid, config: UnitConfig):
-        snapshot, constants = block.snapshot, block.constants
-        self.counts, self.gained = [], []
-        for s in range(config.slots):
-            count = Signal(range(READERS_LIMIT + 1), name=f"readers_{s}")
-            gained = snapshot.en & (snapshot.slot == s) & valid[s]
-            lost = constants.release & (constants.slot == s)
-            m.d.sync += count.eq(count + gained - lost)
-            m.d.comb += [Assume(~lost | (count != 0)), Assume(~gained | (count < READERS_LIMIT))]
-            self.counts.append(count)
-            self.gained.append(gained)
-
-    def free(self, slot):
-        return Cat((count == 0) & ~gained for count, gained in zip(self.counts, self.gained)).bit_select(slot, 1)
 
 
 class BusAnswers(Elaboratable):
@@ -418,59 +391,18 @@ class BusAnswers(Elaboratable):
         m = Module()
         _domain(m)
         block = _LateAnswer(FORMAL_CONFIG) if self.mutation == "late" else DescriptorFile(FORMAL_CONFIG)
-        probe = Probe(block)
-        m.submodules.regfile = probe.fragment
+        m.submodules.regfile = block
         _free_inputs(m, block, skip=("bus",))
         bus = block.bus
         master = _BusMaster(m, bus, FORMAL_CONFIG)
-        readers = _bus_invariants(m, probe, block, master)
-        # a slot write lands in the first cycle from its second on that its slot has no
-        # readers, and is answered in the next
-        lands = _prior(m, master.active & master.slot_write & (master.age != 0) & readers.free(master.slot),
-                       name="lands")
-        due = master.active & Mux(master.slot_write, lands, master.age == master.latency)
+        due = master.active & (master.age == master.latency)
         m.d.comb += [
             Assert(~(bus.ack & bus.err)),
             Assert((bus.ack | bus.err) == due),
             Assert(bus.err == (due & master.refused)),
             Cover(due & master.refused),
             Cover(due & (master.latency == 4)),
-            Cover(due & master.slot_write & (master.age > 3)),
         ]
-        return m
-
-
-class _WriteIgnoresReaders(DescriptorFile):
-    """A broken register file: a slot write never waits for the slot's readers."""
-
-    def _readers(self, m, found_valid):
-        super()._readers(m, found_valid)
-        return Const(0, self.config.slots)
-
-
-class BusSlotReaders(Elaboratable):
-    """The snapshot promise for the walker's reads: no bus write lands in a slot while a
-    request that found it valid when it was accepted has not been released by the walker
-    (the harness's own count, :class:`_SlotReaders`), and the register file's count of
-    each slot's readers is the harness's."""
-
-    def __init__(self, mutation=None):
-        self.mutation = mutation
-
-    def elaborate(self, platform):
-        m = Module()
-        _domain(m)
-        block = _WriteIgnoresReaders(FORMAL_CONFIG) if self.mutation == "write_ignores_readers" \
-            else DescriptorFile(FORMAL_CONFIG)
-        probe = Probe(block)
-        m.submodules.regfile = probe.fragment
-        _free_inputs(m, block, skip=("bus",))
-        master = _BusMaster(m, block.bus, FORMAL_CONFIG)
-        readers = _bus_invariants(m, probe, block, master)
-        write_en, write_slot = probe["write_en"], probe["write_slot"]
-        m.d.comb += [Assert(~(write_en.any() & (write_slot == s) & (count != 0)))
-                     for s, count in enumerate(readers.counts)]
-        m.d.comb += Cover(master.active & master.slot_write & (master.age > 3) & block.bus.ack)
         return m
 
 
@@ -507,27 +439,7 @@ def _regfile_for(mutation):
 
 def _regfile_state(probe: Probe, block, name: str) -> Signal:
     """The register file's internal signal ``name``, inside a mutation's wrapper too."""
-    return probe[f"inner.{name}" if isinstance(block, _Broken) else name]
-
-
-def _bus_invariants(m, probe: Probe, block, master: _BusMaster) -> "_SlotReaders":
-    """What the induction needs of the bus proofs' state, asserted: the master's
-    classification is one kind at a time; a slot write the register file holds waiting
-    for its slot's readers is the master's access, a slot write into the same slot, from
-    its third cycle on (a mutation that sends a write to another slot breaks this too:
-    the induction needs the register file's decode to be the master's); and the register
-    file counts each slot's readers as the harness does (:class:`_SlotReaders`,
-    returned)."""
-    waiting = _regfile_state(probe, block, "write_waiting")
-    decoded = data.View(decoded_layout(FORMAL_CONFIG), _regfile_state(probe, block, "decoded"))
-    readers = _SlotReaders(m, block, _regfile_state(probe, block, "slot_valid"), FORMAL_CONFIG)
-    m.d.comb += [
-        Assert(~(master.slot_write & (master.refused | master.refused_write))),
-        Assert(~waiting | (master.active & master.slot_write & (master.age >= 2) & decoded.we & decoded.in_slots
-                           & (decoded.slot == master.slot))),
-        *[Assert(count == _regfile_state(probe, block, f"slot{s}_readers")) for s, count in enumerate(readers.counts)],
-    ]
-    return readers
+    return probe[f"inner.{name}" if isinstance(block, _Remapped) else name]
 
 
 class BusRefusedWriteChangesNothing(Elaboratable):
@@ -548,7 +460,6 @@ class BusRefusedWriteChangesNothing(Elaboratable):
         _free_inputs(m, block, skip=("bus",))
         m.d.comb += Assume(~block.report.taken)
         master = _BusMaster(m, block.bus, FORMAL_CONFIG)
-        _bus_invariants(m, probe, block, master)
         state = [_regfile_state(probe, block, name) for name in _STATE]
         began = [Signal.like(value, name=f"began_{name}") for value, name in zip(state, _STATE)]
         with m.If(master.request & ~master.active):
@@ -561,10 +472,8 @@ class BusRefusedWriteChangesNothing(Elaboratable):
 
 
 class BusSlotWriteInvalidates(Elaboratable):
-    """A write to any word of slot s has cleared slot s's valid bit two cycles after its
-    strobe, when a write to a slot without readers is answered (so a request accepted
-    from then on finds the slot invalid; a write that waits for readers is answered
-    later)."""
+    """A write to any word of slot s has cleared slot s's valid bit by the cycle it is
+    answered (so a request accepted from then on finds the slot invalid)."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
@@ -577,7 +486,6 @@ class BusSlotWriteInvalidates(Elaboratable):
         m.submodules.regfile = probe.fragment
         _free_inputs(m, block, skip=("bus",))
         master = _BusMaster(m, block.bus, FORMAL_CONFIG)
-        _bus_invariants(m, probe, block, master)
         valid = _regfile_state(probe, block, "slot_valid")
         with m.If(master.active & master.slot_write & (master.age == master.latency)):
             m.d.comb += Assert(~(valid >> master.slot)[0])
@@ -747,10 +655,8 @@ class _ShortWalker(_Broken):
 class WalkerBeatCount(Elaboratable):
     """For every job (any payload with ``beats`` >= 1 and ``one_beat`` its flag), the
     walker emits exactly ``beats`` records, numbered 0, 1, ... (``beat_index``), with
-    ``last`` and the completion on the final one only, and none with no job; it releases
-    the job's slot (the constants port) in the cycle it makes the job's last record, and
-    only then, exactly for a job that holds its slot. A scoreboard keeps the beat counts,
-    the slots and the ``holds_slot`` bits of the jobs taken and counts the records."""
+    ``last`` and the completion on the final one only, and none with no job. A
+    scoreboard keeps the beat counts of the jobs taken and counts the records."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
@@ -771,8 +677,6 @@ class WalkerBeatCount(Elaboratable):
             m.d.comb += [Assume(job.valid), Assume(job.payload.as_value() == before)]
         # the scoreboard: the beat counts of the jobs taken and not yet walked to the end
         counts = [Signal.like(job.payload.beats, name=f"count{k}") for k in range(3)]
-        slots = [Signal.like(job.payload.slot, name=f"slot{k}") for k in range(3)]
-        holds = [Signal(name=f"holds{k}") for k in range(3)]
         held = Signal(range(4))
         seen = Signal.like(job.payload.beats, name="seen")
         record, walked = block.walk.valid, block.walk.record
@@ -787,18 +691,11 @@ class WalkerBeatCount(Elaboratable):
             ]
             m.d.sync += seen.eq(Mux(done, 0, seen + 1))
         m.d.comb += Assert(held <= 2)
-        # the release comes with the last record's making, a cycle before it shows
-        released = _prior(m, block.constants.release, name="released")
-        released_slot = _prior(m, block.constants.slot, name="released_slot")
-        m.d.comb += [Assert(released == (done & holds[0])), Assert(~released | (released_slot == slots[0]))]
         # pop the head when its last record shows, push a taken job's count behind
         shifted = [Mux(done, counts[k + 1], counts[k]) for k in range(2)] + [counts[2]]
         after = held - done
         for k in range(3):
             m.d.sync += counts[k].eq(Mux(taken & (after == k), job.payload.beats, shifted[k]))
-        for entries, value in ((slots, job.payload.slot), (holds, job.payload.holds_slot)):
-            for k, moved in enumerate([Mux(done, entries[k + 1], entries[k]) for k in range(2)] + [entries[2]]):
-                m.d.sync += entries[k].eq(Mux(taken & (after == k), value, moved))
         m.d.sync += held.eq(after + taken)
         # what the walker holds, by the scoreboard (so the proof is by induction): the
         # job it walks is the head, or the next job when the head's last record is the
@@ -810,12 +707,9 @@ class WalkerBeatCount(Elaboratable):
             head_done = record & walked.last
             walking = Mux(head_done, counts[1], counts[0])
             emitted = Mux(head_done, 0, seen + record)
-            current = data.View(job_layout(FORMAL_CONFIG), walker["current"])
             with m.If(probe["busy"]):
                 m.d.comb += [Assert(held == 1 + head_done), Assert(probe["remaining"] == walking - emitted),
-                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted),
-                             Assert(current.slot == Mux(head_done, slots[1], slots[0])),
-                             Assert(current.holds_slot == Mux(head_done, holds[1], holds[0]))]
+                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted)]
             with m.Else():
                 m.d.comb += Assert(held == head_done)
             m.d.comb += [Assert(probe["last"] == (probe["remaining"] == 1)),
@@ -1081,12 +975,10 @@ PROOFS: tuple[Proof, ...] = (
           lambda mutation=None: SwizzleBijective(_not_bijective if mutation else swizzle_address),
           {"not_bijective": "128B writes the line bits over the chunk bits"}, cover_depth=1),
     Proof("bus.answers", "DescriptorFile", BusAnswers.__doc__, "prove", 6, BusAnswers,
-          {"late": "every answer a cycle late"}, cover_depth=20),
+          {"late": "every answer a cycle late"}, cover_depth=10),
     Proof("bus.refused_write", "DescriptorFile", BusRefusedWriteChangesNothing.__doc__, "prove", 6,
           BusRefusedWriteChangesNothing, {"read_only_writable": "a write to COMPLETED lands in SLOT_VALID"},
           cover_depth=10),
-    Proof("bus.slot_readers", "DescriptorFile", BusSlotReaders.__doc__, "prove", 6, BusSlotReaders,
-          {"write_ignores_readers": "a slot write never waits for the slot's readers"}, cover_depth=20),
     Proof("bus.slot_write_invalidates", "DescriptorFile", BusSlotWriteInvalidates.__doc__, "prove", 6,
           BusSlotWriteInvalidates, {"write_wrong_slot": "some writes to slot 0 go to slot 1"}, cover_depth=12),
     Proof("reset.idle", "TmaUnit", ResetIdles.__doc__, "prove", 2, ResetIdles,

@@ -62,7 +62,7 @@ def errors_md() -> str:
 
 
 def registers_md() -> str:
-    from .rtl.regfile import REGISTERS, RESET, SLOT_BASE, SLOT_STRIDE, SLOT_WRITE_CLEARS
+    from .rtl.regfile import REGISTERS, RESET, SLOT_BASE, SLOT_STRIDE
     from .model.layout import REQUEST_FIELDS, COMPLETION_FIELDS
     lines = [
         "# Register map and stream payloads",
@@ -73,9 +73,7 @@ def registers_md() -> str:
         "The unit is a Wishbone B4 target (classic cycles, 32-bit data, byte `sel`, word `adr`).",
         "Every access is answered two cycles after its strobe (the first registers the address",
         "decode, the second acts on it), a slot read four (the slot memory's read register, the word's),",
-        "with `ack`, or with `err` when the address is unmapped or the register read-only. A write to a",
-        "slot's word waits, holding the bus, while requests accepted before it still read the slot: at",
-        "most until they have left the walker, so the beat stream must move for it to land.",
+        "with `ack`, or with `err` when the address is unmapped or the register read-only.",
         "Byte address = 4 x `adr`.",
         "",
         "| offset | register | access | contents |",
@@ -85,11 +83,7 @@ def registers_md() -> str:
         lines.append(f"| `{register.offset:#05x}` | {register.name} | {register.access} | {register.contents} |")
     lines += [
         f"| `{SLOT_BASE:#05x} + {SLOT_STRIDE:#x} * s + 4 * w` | SLOT[s].WORD[w] | rw | word w (0..31) of slot s's "
-        "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s "
-        f"(for the requests accepted from {SLOT_WRITE_CLEARS} cycles after its strobe on) and, while requests "
-        "accepted before then "
-        "still read slot s, waits for them before it lands and is answered (docs/architecture.md, "
-        "\"Where values are kept\") |",
+        "128-byte descriptor image, bits 32w..32w+31 (docs/descriptor.md); a write clears SLOT_VALID bit s |",
         "",
         "Everything else reads and writes as `err`.",
         "",
