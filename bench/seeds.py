@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tma_unit.constraints.ulx3s import (PROTO_NAME, build, longest_path, nextpnr_command, pll_dividers, report_fmax,
-                                        seed_problem, tool_environment)
+                                        seed_problem)
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.errors import TmaError
 
@@ -65,7 +65,6 @@ def main():
             parser.error(f"--seeds: {seed} {seed_problem(seed)}")
     if args.workers < 1:
         parser.error(f"--workers: {args.workers} is not a positive count")
-    tool_environment()
     rows = []
     if args.netlist:
         given = [flag for flag, value in (("--lanes", args.lanes), ("--mhz", args.mhz), ("-o", args.output))
