@@ -7,9 +7,9 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
 
 1. accept: the request is registered and its slot is read from the descriptor file
    (the snapshot: later bus writes to the slot cannot reach this request);
-2. the snapshot copied into registers near the decode: the descriptor file's LUT RAM
-   sits where its bus puts it, and the route from it is a stage of its own; beside it a
-   few bits of the decode (:func:`.decode.decode_early`);
+2. the snapshot copied into registers near the decode: the descriptor file's block RAM
+   sits in the chip's rows of them, and the route from it is a stage of its own; beside
+   it a few bits of the decode (:func:`.decode.decode_early`);
 3. to 6. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
    elements traversed per dimension; the shared-memory row; its bytes and the box's
    rows. Beside them: the partial products of the strides and dimensions the rules need

@@ -1,7 +1,9 @@
 """The descriptor register file and status registers, behind Wishbone.
 
-``slots`` tensor-map images of 1024 bits (docs/descriptor.md) in one memory with byte
-write enables, plus the status registers of :data:`REGISTERS`. A bus write to a slot's
+``slots`` tensor-map images of 1024 bits (docs/descriptor.md) with byte write enables,
+plus the status registers of :data:`REGISTERS`. The images are kept twice, in block RAM:
+as rows, which a request reads whole, and as 32-bit words, which the bus reads, so that
+no 32-to-1 multiplexer of the rows stands behind the block RAM's output. A bus write to a slot's
 words clears the slot's valid bit: software writes the 32 words, then sets the bit in
 SLOT_VALID, so a half-written descriptor is never used. The bit can be set only for a
 slot written since reset (a bit per slot records that), so a slot never written is
@@ -39,6 +41,10 @@ ID_VALUE = 0x544D4131          # "TMA1"
 SLOT_BASE = 0x400              # byte address of slot 0's word 0
 SLOT_STRIDE = DESCRIPTOR_BITS // 8
 WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
+#: The slot memories' attributes: Yosys (``memory_libmap``) and Vivado map a memory with
+#: ``ram_style = "block"`` to block RAM (the ECP5's DP16KD), where a memory this shallow
+#: would otherwise go to LUT RAM, one copy a read port (docs/fpga.md, "Clock speed").
+BLOCK_RAM = {"ram_style": "block"}
 
 
 @dataclass(frozen=True)
@@ -223,7 +229,12 @@ class DescriptorFile(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         config = self.config
-        m.submodules.mem = mem = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[])
+        # the slots as rows for the snapshot, and again as 32-bit words for the bus's
+        # reads, both in block RAM
+        m.submodules.mem = mem = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[],
+                                        attrs=BLOCK_RAM)
+        m.submodules.words = words = Memory(shape=unsigned(32), depth=config.slots * WORDS_PER_SLOT, init=[],
+                                            attrs=BLOCK_RAM)
         status = _Status(slot_valid=Signal(config.slots, name="slot_valid"),
                          written=Signal(config.slots, name="written"), error=Signal(name="status_error"),
                          last_error=Signal(8, name="last_error"), error_count=Signal(16, name="error_count"),
@@ -240,11 +251,10 @@ class DescriptorFile(wiring.Component):
         snap_read = mem.read_port()
         self._snapshot_port(m, snap_read, status, commit)
         access = self._decode_access(m, commit)
-        bus_read = mem.read_port()
-        self._slot_access(m, mem, bus_read, access, status)
+        self._slot_access(m, mem, words, access, status)
         self._register_access(m, access, status, commit)
         if commit is not None:
-            self._check_commits(m, bus_read, access, status, commit)
+            self._check_commits(m, mem.read_port(), access, status, commit)
         self._count_completions(m, status)
         return m
 
@@ -296,9 +306,9 @@ class DescriptorFile(wiring.Component):
     def _decode_access(self, m, commit) -> _Access:
         """The strobe's cycle registers the address decode (the compares), the next acts
         on it and registers the answer, which is on the bus in the third; a slot read
-        takes two more, for the slot memory's read register and for the word picked from
-        its 32 (a register of its own). So no path runs from the address through the
-        compares into the write enables, the read multiplexers or the answer (docs/fpga.md,
+        takes two more, for the word memory's read register and a register of the word
+        itself. So no path runs from the address through the compares into the write
+        enables, the block RAM or the answer (docs/fpga.md,
         "Clock speed"); the bus is for set-up, and its rate does not matter."""
         config, bus = self.config, self.bus
         byte_addr = Cat(Const(0, 2), bus.adr)
@@ -323,33 +333,42 @@ class DescriptorFile(wiring.Component):
                      bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
         return access
 
-    def _slot_access(self, m, mem, bus_read, access, status):
+    def _slot_access(self, m, mem, words, access, status):
         """A slot word written or read. A slot write is registered: the decode's
-        flip-flops, not logic, drive the write enables of the 450 LUT RAM cells spread over
-        the chip. It lands as its ack is on the bus; the slot was marked invalid a cycle
-        before, so no request can take the slot's old contents for valid in between."""
+        flip-flops, not logic, drive the write enables of the slot memory's blocks. It
+        lands in both memories as its ack is on the bus; the slot was marked invalid a
+        cycle before, so no request can take the slot's old contents for valid in between.
+        A slot read reads the word memory, whose word needs no multiplexer behind the
+        block RAM's output (a 32-to-1 choice there was the board top's longest path)."""
         bus, decoded = self.bus, access.decoded
         write = mem.write_port(granularity=8)
+        word_write = words.write_port(granularity=8)
+        bus_read = words.read_port()
         write_en = Signal(len(write.en))
         write_slot = Signal.like(decoded.slot)
+        write_word = Signal.like(decoded.word)
+        write_sel = Signal(len(bus.sel))
         write_data = Signal(32)
-        m.d.sync += write_en.eq(0)
+        m.d.sync += [write_en.eq(0), write_sel.eq(0)]
         m.d.comb += [
-            bus_read.addr.eq(decoded.slot),
+            bus_read.addr.eq(Cat(decoded.word, decoded.slot)),
             write.addr.eq(write_slot),
             write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
             write.en.eq(write_en),
+            word_write.addr.eq(Cat(write_word, write_slot)),
+            word_write.data.eq(write_data),
+            word_write.en.eq(write_sel),
         ]
         slot_word = Signal(32)
         with m.If(access.reading):
-            m.d.sync += slot_word.eq(bus_read.data.word_select(decoded.word, 32))
+            m.d.sync += slot_word.eq(bus_read.data)
         with m.If(access.picked):
             m.d.comb += [access.ack.eq(1), access.answer.eq(slot_word)]
         with m.If(access.pending & decoded.in_slots):
             m.d.comb += access.ack.eq(decoded.we)
             with m.If(decoded.we):
                 m.d.sync += [write_en.eq(bus.sel << (4 * decoded.word)), write_slot.eq(decoded.slot),
-                             write_data.eq(bus.dat_w)]
+                             write_word.eq(decoded.word), write_sel.eq(bus.sel), write_data.eq(bus.dat_w)]
                 slot_bit = Const(1, self.config.slots) << decoded.slot
                 m.d.sync += [status.slot_valid.eq(status.slot_valid & ~slot_bit), status.written.eq(status.written | slot_bit)]
             with m.Else():

@@ -22,8 +22,12 @@ def run(dut, bench):
 
 def test_every_slot_word_with_byte_enables():
     """Each word of each slot: a full write reads back; then a write with one byte enable
-    changes only that byte."""
+    changes only that byte. The snapshot's row holds the same words: the bus reads a
+    memory of words, the snapshot one of rows, and both take every write."""
     dut = DescriptorFile(CONFIG)
+
+    def expected(slot, word):
+        return (slot << 24) | (word << 16) | 0xA5C3 | (0xFF << (8 * (word % 4)))
 
     async def bench(ctx):
         for slot in range(CONFIG.slots):
@@ -32,10 +36,16 @@ def test_every_slot_word_with_byte_enables():
                 value = (slot << 24) | (word << 16) | 0xA5C3
                 await wb_write(ctx, dut.bus, address, value)
                 assert await wb_read(ctx, dut.bus, address) == value
-                lane = word % 4
-                await wb_write(ctx, dut.bus, address, 0xFFFFFFFF, sel=1 << lane)
-                expected = value | (0xFF << (8 * lane))
-                assert await wb_read(ctx, dut.bus, address) == expected, (slot, word)
+                await wb_write(ctx, dut.bus, address, 0xFFFFFFFF, sel=1 << (word % 4))
+                assert await wb_read(ctx, dut.bus, address) == expected(slot, word), (slot, word)
+        for slot in range(CONFIG.slots):
+            ctx.set(dut.snapshot.slot, slot)
+            ctx.set(dut.snapshot.en, 1)
+            await ctx.tick()
+            ctx.set(dut.snapshot.en, 0)
+            row = ctx.get(dut.snapshot.data.as_value())
+            assert [(row >> (32 * word)) & 0xFFFFFFFF for word in range(32)] == [expected(slot, word)
+                                                                                 for word in range(32)], slot
     run(dut, bench)
 
 
