@@ -10,8 +10,8 @@ checks only the rules that involve the request (docs/commit.md).
 
 The checker is small on purpose: it is used once per descriptor, so it takes its time.
 
-* The descriptor is the slot memory's read register, which holds still for the whole
-  check (the bus, the only other user of that read port, waits for the write's answer).
+* The descriptor is the register of the checker's own read port on the slots' rows,
+  which holds still for the whole check (the port reads once, as the check starts).
   So the decode (:mod:`.decode`) is combinational logic on it, with a register behind
   each product, and the rules read it once it has settled.
 * The five wide products the rules need, ``(dim[i] - 1) * stride[i-1]`` for i = 1..4,

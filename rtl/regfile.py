@@ -3,12 +3,12 @@
 ``slots`` tensor-map images of 1024 bits (docs/descriptor.md) with byte write enables,
 plus the status registers of :data:`REGISTERS`. The images are kept twice, in block RAM:
 as rows, which a request reads whole, and as 32-bit words, which the bus reads, so that
-no 32-to-1 multiplexer of the rows stands behind the block RAM's output. A bus write to a slot's
-words clears the slot's valid bit: software writes the 32 words, then sets the bit in
-SLOT_VALID, so a half-written descriptor is never used. The bit can be set only for a
-slot written since reset (a bit per slot records that), so a slot never written is
-refused (SLOT_INVALID) as the model refuses a slot with no image, rather than decoded
-from whatever the memory holds. A request reads (snapshots) its slot when it is
+the bus's word needs no choice among a row's 32 behind the block RAM's output. A bus
+write to a slot's words clears the slot's valid bit: software writes the 32 words, then
+sets the bit in SLOT_VALID, so a half-written descriptor is never used. The bit can be
+set only for a slot written since reset (a bit per slot records that), so a slot never
+written is refused (SLOT_INVALID) as the model refuses a slot with no image, rather than
+decoded from whatever the memory holds. A request reads (snapshots) its slot when it is
 accepted; later writes cannot touch a copy in flight.
 
 The status registers count a completion when it is taken (valid and ready on the unit's
@@ -231,8 +231,8 @@ class DescriptorFile(wiring.Component):
         config = self.config
         # the slots as rows for the snapshot, and again as 32-bit words for the bus's
         # reads, both in block RAM
-        m.submodules.mem = mem = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[],
-                                        attrs=BLOCK_RAM)
+        m.submodules.rows = rows = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[],
+                                          attrs=BLOCK_RAM)
         m.submodules.words = words = Memory(shape=unsigned(32), depth=config.slots * WORDS_PER_SLOT, init=[],
                                             attrs=BLOCK_RAM)
         status = _Status(slot_valid=Signal(config.slots, name="slot_valid"),
@@ -248,21 +248,21 @@ class DescriptorFile(wiring.Component):
                              slot=Signal(self.slot_width, name="checked_slot", reset_less=True),
                              results=Memory(shape=CheckLayout, depth=config.slots, init=[]))
             m.submodules.checked = commit.results
-        snap_read = mem.read_port()
+        snap_read = rows.read_port()
         self._snapshot_port(m, snap_read, status, commit)
         access = self._decode_access(m, commit)
-        self._slot_access(m, mem, words, access, status)
+        self._slot_access(m, rows, words, access, status)
         self._register_access(m, access, status, commit)
         if commit is not None:
-            self._check_commits(m, mem.read_port(), access, status, commit)
+            self._check_commits(m, rows.read_port(), access, status, commit)
         self._count_completions(m, status)
         return m
 
     def _check_commits(self, m, read, access, status, commit):
         """A unit that checks at commit: the slots a SLOT_VALID write makes valid are
         checked one after another, lowest first, by :class:`.commit.CommitChecker`,
-        which reads its slot through the bus's read port (the bus waits meanwhile, so
-        nothing else moves it); each check's result is stored beside its slot, and the
+        which reads its slot through a read port of its own on the rows (``read``: its
+        register holds still between the checks' reads); each check's result is stored beside its slot, and the
         write is answered, and its bits take, when the last is done."""
         m.submodules.checker = checker = CommitChecker(self.config)
         lowest = Signal(self.slot_width, name="lowest_to_check")
@@ -333,18 +333,18 @@ class DescriptorFile(wiring.Component):
                      bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
         return access
 
-    def _slot_access(self, m, mem, words, access, status):
+    def _slot_access(self, m, rows, words, access, status):
         """A slot word written or read. A slot write is registered: the decode's
-        flip-flops, not logic, drive the write enables of the slot memory's blocks. It
+        flip-flops, not logic, drive the write enables of the slot memories' blocks. It
         lands in both memories as its ack is on the bus; the slot was marked invalid a
         cycle before, so no request can take the slot's old contents for valid in between.
-        A slot read reads the word memory, whose word needs no multiplexer behind the
-        block RAM's output (a 32-to-1 choice there was the board top's longest path)."""
+        A slot read reads the word memory: its word is the block RAM's output, with no
+        choice among a row's 32 behind it (docs/fpga.md, "Clock speed")."""
         bus, decoded = self.bus, access.decoded
-        write = mem.write_port(granularity=8)
+        row_write = rows.write_port(granularity=8)
         word_write = words.write_port(granularity=8)
         bus_read = words.read_port()
-        write_en = Signal(len(write.en))
+        write_en = Signal(len(row_write.en))
         write_slot = Signal.like(decoded.slot)
         write_word = Signal.like(decoded.word)
         write_sel = Signal(len(bus.sel))
@@ -352,9 +352,9 @@ class DescriptorFile(wiring.Component):
         m.d.sync += [write_en.eq(0), write_sel.eq(0)]
         m.d.comb += [
             bus_read.addr.eq(Cat(decoded.word, decoded.slot)),
-            write.addr.eq(write_slot),
-            write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
-            write.en.eq(write_en),
+            row_write.addr.eq(write_slot),
+            row_write.data.eq(write_data.replicate(WORDS_PER_SLOT)),
+            row_write.en.eq(write_en),
             word_write.addr.eq(Cat(write_word, write_slot)),
             word_write.data.eq(write_data),
             word_write.en.eq(write_sel),

@@ -444,7 +444,7 @@ def _regfile_state(probe: Probe, block, name: str) -> Signal:
 
 class BusRefusedWriteChangesNothing(Elaboratable):
     """A write the register map refuses (a read-only register, no register) changes no
-    state: the slot memory is not written and no status register or valid bit moves
+    state: neither slot memory is written and no status register or valid bit moves
     from the access's first cycle to its answer (with no completion reported meanwhile:
     the counters move with completions by design)."""
 
@@ -466,7 +466,8 @@ class BusRefusedWriteChangesNothing(Elaboratable):
             m.d.sync += [b.eq(value) for b, value in zip(began, state)]
         with m.If(master.active & master.refused_write):
             m.d.comb += [Assert(value == b) for value, b in zip(state, began)]
-            m.d.comb += Assert(_regfile_state(probe, block, "write_en") == 0)
+            m.d.comb += [Assert(_regfile_state(probe, block, "write_en") == 0),
+                         Assert(_regfile_state(probe, block, "write_sel") == 0)]
         m.d.comb += Cover(master.active & master.refused_write & (master.age == master.latency))
         return m
 
