@@ -262,8 +262,9 @@ class DescriptorFile(wiring.Component):
         """A unit that checks at commit: the slots a SLOT_VALID write makes valid are
         checked one after another, lowest first, by :class:`.commit.CommitChecker`,
         which reads its slot through a read port of its own on the rows (``read``: its
-        register holds still between the checks' reads); each check's result is stored beside its slot, and the
-        write is answered, and its bits take, when the last is done."""
+        register holds still between the checks' reads); each check's result is stored
+        beside its slot, and the write is answered, and its bits take, when the last is
+        done."""
         m.submodules.checker = checker = CommitChecker(self.config)
         lowest = Signal(self.slot_width, name="lowest_to_check")
         for slot in reversed(range(self.config.slots)):
@@ -308,8 +309,8 @@ class DescriptorFile(wiring.Component):
         on it and registers the answer, which is on the bus in the third; a slot read
         takes two more, for the word memory's read register and a register of the word
         itself. So no path runs from the address through the compares into the write
-        enables, the block RAM or the answer (docs/fpga.md,
-        "Clock speed"); the bus is for set-up, and its rate does not matter."""
+        enables, the block RAM or the answer (docs/fpga.md, "Clock speed"); the bus is
+        for set-up, and its rate does not matter."""
         config, bus = self.config, self.bus
         byte_addr = Cat(Const(0, 2), bus.adr)
         access = _Access(decoded=Signal(data.StructLayout({"in_slots": 1, "slot": self.slot_width, "word": 5,
