@@ -72,7 +72,7 @@ def registers_md() -> str:
         "",
         "The unit is a Wishbone B4 target (classic cycles, 32-bit data, byte `sel`, word `adr`).",
         "Every access is answered two cycles after its strobe (the first registers the address",
-        "decode, the second acts on it), a slot read four (the slot words' block RAM register, then the word's own),",
+        "decode, the second acts on it), a slot read four (the word memory's register, then the word's),",
         "with `ack`, or with `err` when the address is unmapped or the register read-only.",
         "Byte address = 4 x `adr`.",
         "",
