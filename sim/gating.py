@@ -57,8 +57,12 @@ def partition_script(gated, passes: str, top: str = "top") -> str:
     a translation unit of its own)."""
     others = " ".join(f"{top}/c:{name} %d" for name in gated)
     keep = " ".join(f"{top}.{name}" for name in gated)
+    # a partition's output port some of whose bits are constants and the rest a register's
+    # (a job register whose fields are constant in this unit) would be a wire CXXRTL
+    # computes in a second pass: split by driver, each piece is the register or a constant
     commands = [f"hierarchy -top {top}", "proc", "memory_collect", f"submod -name {CORE} {top}/c:* {others}",
                 f"setattr -mod -set keep_hierarchy 1 {keep} {CORE}", "flatten", passes,
+                f"splitnets -ports -driver {keep}",
                 f"select {top}", "write_json -selected top.json", "select -clear", "design -save whole"]
     for name in (CORE, *gated):
         module = name if name == CORE else f"{top}.{name}"
