@@ -4,15 +4,16 @@ datapath with its queues), of the whole unit and of the request former behind it
 modes and swizzles (``UnitConfig.modes``, ``.swizzles``), queue depths
 (``UnitConfig.beat_queue``, ``.completion_depth``), how addresses are made
 (``UnitConfig.addressing``), where the rules are checked (``UnitConfig.checks``; at
-commit, the checker is in the descriptor file) and with or without the request former in
-the datapath (``UnitConfig.request_former``): Yosys ``synth_ecp5``, no place and route
+commit, the checker is in the descriptor file), the front end's request interval
+(``UnitConfig.request_interval``) and with or without the request former in the
+datapath (``UnitConfig.request_former``): Yosys ``synth_ecp5``, no place and route
 (src/synth.py, cached). A block on its own sees its links as ports, so the blocks' sum
 is not the unit's figure: inside the unit, constants cross from one block into the next
 (a mode not built is a constant 0 from the front end on).
 
 Run: python bench/block_area.py [--lanes 1] [--slots 8] [--options all/all tiled/sm90 ...]
 [--beat-queue 9 16 32] [--completion-depth 3 4 16] [--addressing multiply step]
-[--checks per_request at_commit] [--request-former 0 128]
+[--checks per_request at_commit] [--request-interval 1 2] [--request-former 0 128]
 [--blocks datapath ...] [--workers N]
 """
 
@@ -38,9 +39,10 @@ def _configs(args) -> list:
         modes, _, swizzles = option.partition("/")
         configs += [UnitConfig(lanes=args.lanes, slots=args.slots, modes=modes, swizzles=swizzles or "all",
                                beat_queue=queue, completion_depth=depth, addressing=addressing, checks=checks,
-                               request_former=former)
+                               request_former=former, request_interval=interval)
                     for queue in args.beat_queue for depth in args.completion_depth
-                    for addressing in args.addressing for checks in args.checks for former in args.request_former]
+                    for addressing in args.addressing for checks in args.checks for former in args.request_former
+                    for interval in args.request_interval]
     return configs
 
 
@@ -59,6 +61,8 @@ def main():
                         help="where the descriptor's rules are checked (UnitConfig.checks)")
     parser.add_argument("--request-former", type=int, nargs="+", default=[UnitConfig.request_former],
                         help="the request former's granule in the datapath, 0 for none (UnitConfig.request_former)")
+    parser.add_argument("--request-interval", type=int, nargs="+", default=[UnitConfig.request_interval],
+                        help="least cycles between two jobs of the front end (UnitConfig.request_interval)")
     parser.add_argument("--blocks", nargs="+", default=list(BLOCKS), choices=list(BLOCKS))
     parser.add_argument("--workers", type=int, help="processes (default: every core)")
     args = parser.parse_args()
@@ -71,12 +75,12 @@ def main():
         results = dict(zip(jobs, pool.map(_area, *zip(*jobs))))
     print(f"lanes {args.lanes}, slots {args.slots}: logic cells (LUT4 + 2 x CCU2C) / flip-flops / MULT18X18D "
           "/ LUT RAM ports")
-    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'addr':8} {'checks':11} {'former':>6} "
+    print(f"{'modes':30} {'swz':4} {'queue':>5} {'compl':>5} {'addr':8} {'checks':11} {'former':>6} {'ivl':>3} "
           + " ".join(f"{block:>22}" for block in args.blocks))
     for config in configs:
         cells = [results[(config, block)] for block in args.blocks]
         print(f"{config.modes:30} {config.swizzles:4} {config.beat_queue:>5} {config.completion_depth:>5} "
-              f"{config.addressing:8} {config.checks:11} {config.request_former:>6} "
+              f"{config.addressing:8} {config.checks:11} {config.request_former:>6} {config.request_interval:>3} "
               + " ".join(f"{f'{r.luts}/{r.flip_flops}/{r.dsps}/{r.lutram_ports}':>22}" for r in cells))
 
 

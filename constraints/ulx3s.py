@@ -216,12 +216,12 @@ def _lut_mappers(name: str) -> dict:
     """The platform overrides for each LUT mapper, in the order tried: ``synth_ecp5`` as it
     is (ABC9), then its ABC9 step replaced by classic ABC. YoWASP Yosys 0.70's ABC9 stops
     on some netlists, with a failed assertion or no message (docs/fpga.md; the same
-    fallback as src/synth.py's). Both keep the walker's copied registers apart
-    (``KEEP_COPIES``, :mod:`tma_unit.rtl.pipeline`)."""
-    from ..synth import CLASSIC_LUT_MAPPING
-    from ..rtl.pipeline import KEEP_COPIES
-    return {"abc9": {"script_after_read": KEEP_COPIES},
-            "abc": {"script_after_read": KEEP_COPIES, "synth_opts": "-run :map_luts",
+    fallback as src/synth.py's). Both run src/synth.py's ``AFTER_READ`` first: the
+    walker's copied registers kept apart, the slot memories' read-during-write data left
+    undefined."""
+    from ..synth import AFTER_READ, CLASSIC_LUT_MAPPING
+    return {"abc9": {"script_after_read": AFTER_READ},
+            "abc": {"script_after_read": AFTER_READ, "synth_opts": "-run :map_luts",
                     "script_after_synth": "\n".join([*CLASSIC_LUT_MAPPING, f"synth_ecp5 -top {name} -run map_cells:"])}}
 
 

@@ -10,8 +10,8 @@ from .memory import LINE_BYTES, MAX_GRANULE
 from .tensormap import parse_int
 from .types import AccessMode, Swizzle
 
-__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING",
-           "CHECKS", "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE", "FORMER_STAGES", "FORMER_GRANULE_RANGE"]
+__all__ = ["UnitConfig", "HOPPER_SMEM_BYTES", "MODE_FAMILIES", "ALL_MODES", "SWIZZLE_SETS", "ADDRESSING", "CHECKS",
+           "REQUEST_INTERVALS", "BEAT_QUEUE_RANGE", "COMPLETION_DEPTH_RANGE", "FORMER_STAGES", "FORMER_GRANULE_RANGE"]
 
 #: Shared memory of one Hopper SM usable by a thread block: 227 KB of the 228 KB per SM
 #: (NVIDIA Hopper Tuning Guide, "Shared Memory"). The unit checks boxes against this.
@@ -52,6 +52,16 @@ ADDRESSING = ("multiply", "step")
 #: broken rule beside the slot, so a request checks only the rules that involve it
 #: (docs/commit.md). The codes a request completes with are the same for both.
 CHECKS = ("per_request", "at_commit")
+
+#: The least cycles between two jobs the front end hands the walker
+#: (``UnitConfig.request_interval``): 1, a job every cycle, which takes a skid register
+#: beside the job register so that the front end's stages move on a registered enable;
+#: 2 (the default), a job every other cycle: the last stage holds its job for a cycle
+#: while the stages before it wait, and no skid register is needed (docs/architecture.md,
+#: "Timing"). The walker spends a cycle on each beat of a job, so a request of two beats
+#: or more runs at full rate either way; every workload of the suite does (the shortest
+#: is 4 beats at lanes 8).
+REQUEST_INTERVALS = (1, 2)
 
 #: Entries the beat queue may have (``UnitConfig.beat_queue``). The least is the records
 #: that can be on their way to the queue when its head stops (the walk register, six
@@ -121,6 +131,10 @@ class UnitConfig:
         built in front of the beat queue (:data:`FORMER_GRANULE_RANGE`): every beat then
         carries its L2 requests, one per aligned granule its in-bounds bytes touch
         (docs/memory.md).
+    request_interval : int
+        The least cycles between two jobs leaving the front end (:data:`REQUEST_INTERVALS`):
+        1 or 2 (the default). With 2 the front end has no skid register; a stream of
+        one-beat or rejected requests then runs at one request every other cycle.
     """
     lanes: int = 1
     slots: int = 8
@@ -134,6 +148,7 @@ class UnitConfig:
     addressing: str = "multiply"
     checks: str = "per_request"
     request_former: int = 0
+    request_interval: int = 2
 
     def __post_init__(self):
         for name in _INT_FIELDS:        # ints only: lanes=True or 1.0 is no lane count
@@ -164,6 +179,8 @@ class UnitConfig:
                 FORMER_GRANULE_RANGE[0] <= self.request_former <= FORMER_GRANULE_RANGE[1]
                 and self.request_former & (self.request_former - 1) == 0),
              "is not 0 (none) or a power of two from {} to {} bytes".format(*FORMER_GRANULE_RANGE)),
+            ("request_interval", self.request_interval in REQUEST_INTERVALS,
+             f"is not {' or '.join(map(str, REQUEST_INTERVALS))}"),
             ("beat_queue", self.least_beat_queue <= self.beat_queue <= BEAT_QUEUE_RANGE[1],
              f"is outside {self.least_beat_queue}..{BEAT_QUEUE_RANGE[1]}"
              + (f" (a request former's {FORMER_STAGES} stages add to the least)" if self.request_former else "")),
@@ -240,4 +257,4 @@ class UnitConfig:
 
 #: The fields that hold integers (the others name what is built).
 _INT_FIELDS = ("lanes", "slots", "address_width", "smem_bytes", "id_width", "completion_depth", "beat_queue",
-               "request_former")
+               "request_former", "request_interval")

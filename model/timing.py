@@ -5,11 +5,14 @@ not from its output; tests/test_timing.py checks it against the RTL cycle for cy
 
 The structure it models:
 
-* the front end is a chain of ``FRONT_END_STAGES`` registers, the last the job register,
-  with a skid register beside it; the stages before the job register move in every cycle
-  the skid is empty, and a request is accepted in a cycle they move; the job register
-  takes the skid's job, else the stages' last, whenever it is empty or taken; when it is
-  held while the stages move, their last goes into the skid;
+* the front end is a chain of ``FRONT_END_STAGES`` registers, the last the job register;
+  a request is accepted in a cycle the stages before the job register move. With a
+  request interval of 1 (``UnitConfig.request_interval``) a skid register is beside the
+  job register; the stages move in every cycle the skid is empty; the job register takes
+  the skid's job, else the stages' last, whenever it is empty or taken; when it is held
+  while the stages move, their last goes into the skid. With 2 there is no skid: the
+  stages move in every cycle their last is empty, and the job register takes the last
+  stage's job (emptying it) whenever it is empty or taken;
 * the walker holds one job; in every cycle it holds a credit it emits one record (a beat
   of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
   takes the next job in the cycle that emits the current job's last record;
@@ -49,7 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES
+from .config import UnitConfig, BEAT_QUEUE_RANGE, COMPLETION_DEPTH_RANGE, FORMER_STAGES, REQUEST_INTERVALS
 from .layout import decode_descriptor
 from .errors import ErrorCode, TmaError
 from .memory import (IssuedRequests, Memory, MemoryGate, MemoryRun, coalesce_requests, matrix_read_wavefronts,
@@ -209,10 +212,10 @@ class _FrontEnd:
     """The front end's registers and the request offers, one cycle at a time
     (:meth:`step`) or many at once while the walker takes no job (:meth:`idle`)."""
 
-    __slots__ = ("gaps", "count", "stages", "job_register", "skid", "next_request", "wait")
+    __slots__ = ("gaps", "count", "stages", "job_register", "skid", "next_request", "wait", "interval")
 
-    def __init__(self, gaps: list[int]):
-        self.gaps = gaps
+    def __init__(self, gaps: list[int], interval: int = 1):
+        self.gaps, self.interval = gaps, interval
         self.count = len(gaps)
         self.stages = [None] * (FRONT_END_STAGES - 1)   # request index or None, before the job register
         self.job_register = self.skid = None
@@ -222,12 +225,16 @@ class _FrontEnd:
     def step(self, job_ready: bool):
         """One cycle; ``job_ready``: the walker takes the job register's job in it."""
         offer = self.next_request < self.count and self.wait == 0
-        # the stages move while the skid register is empty; a request is taken when they move
-        advance = self.skid is None
+        # the stages move while the skid register (interval 2: their last) is empty; a
+        # request is taken when they move
+        advance = self.skid is None if self.interval == 1 else self.stages[-1] is None
         taken = offer and advance
         if self.job_register is None or job_ready:
-            self.job_register, self.skid = (self.skid, None) if self.skid is not None else (self.stages[-1], None)
-        elif advance:
+            if self.interval == 2:
+                self.job_register, self.stages[-1] = self.stages[-1], None
+            else:
+                self.job_register, self.skid = (self.skid, None) if self.skid is not None else (self.stages[-1], None)
+        elif advance and self.interval == 1:
             self.skid = self.stages[-1]
         if advance:
             self.stages = [self.next_request if taken else None] + self.stages[:-1]
@@ -237,11 +244,18 @@ class _FrontEnd:
         elif not offer and self.wait > 0:
             self.wait -= 1
 
+    @property
+    def frozen(self) -> bool:
+        """Whether nothing moves until the walker takes the job register's job."""
+        if self.interval == 1:
+            return self.skid is not None
+        return self.stages[-1] is not None and self.job_register is not None
+
     def idle(self, cycles: int):
         """``cycles`` cycles in which the walker takes no job: stepped one by one only while
         something moves toward the job register."""
         while cycles > 0:
-            if self.skid is not None:                   # frozen: only the gap counts down
+            if self.frozen:                             # only the gap counts down
                 self.wait = max(0, self.wait - cycles)
                 return
             if all(s is None for s in self.stages):
@@ -309,15 +323,16 @@ class _Schedule:
 def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 << 62, skip: bool = True,
             beat_queue: int = UnitConfig.beat_queue, completion_ready=None,
             completion_depth: int = UnitConfig.completion_depth, stages: int = BACK_END_STAGES,
-            gate=None) -> Timing:
+            gate=None, request_interval: int = UnitConfig.request_interval) -> Timing:
     """Beat and completion cycles of a request sequence. ``records``: per request, what
     :func:`records_of` says; ``gaps``: idle cycles before each request; ``ready``: the beat
     stream's ready pattern; ``beat_queue`` and ``completion_depth``: the queues' entries
     (the configuration's); ``completion_ready``: the completion stream's ready pattern
-    (None: always ready); ``stages``: the back end's steps (:func:`back_end_stages`).
-    ``skip``: step over steady stretches (False: every cycle one by one, the slow
-    reference the fast path is tested against); a completion stream that is not always
-    ready is stepped every cycle. ``gate``: a memory that holds the beat stream back
+    (None: always ready); ``stages``: the back end's steps (:func:`back_end_stages`);
+    ``request_interval``: the front end's (:data:`.config.REQUEST_INTERVALS`). ``skip``:
+    step over steady stretches (False: every cycle one by one, the slow reference the
+    fast path is tested against); a completion stream that is not always ready is
+    stepped every cycle. ``gate``: a memory that holds the beat stream back
     (:class:`.memory.MemoryGate`; the stream is otherwise always ready): each beat is
     taken only from the cycle the gate opens for it, and the gate is told when; stepped
     every cycle."""
@@ -349,7 +364,9 @@ def predict(records: list[tuple[int, bool]], gaps, ready, max_cycles: int = 1 <<
     completion_cycles = [0] * count
     completed = 0
 
-    front = _FrontEnd([int(g) for g in gaps])
+    if request_interval not in REQUEST_INTERVALS:
+        raise ValueError(f"request_interval: {request_interval}, not one of {REQUEST_INTERVALS}")
+    front = _FrontEnd([int(g) for g in gaps], request_interval)
     # behind the walker: the walk register and the stages after it (a record: (job,
     # is_beat, last) or None), then the beat queue
     pipe = [None] * (stages - 1)
@@ -591,7 +608,7 @@ def predict_memory(config: UnitConfig, images: dict, valid_slots: int, requests:
     gate = beats.gate(memory)
     records = [records_of(slot_image(config, images, valid_slots, f["slot"]), f, config) for f in requests]
     timing = predict(records, gaps, [1], beat_queue=config.beat_queue, completion_depth=config.completion_depth,
-                     stages=back_end_stages(config), gate=gate)
+                     stages=back_end_stages(config), gate=gate, request_interval=config.request_interval)
     return timing, beats.after(beats.gate(memory), timing.beat_cycles)
 
 
@@ -626,4 +643,5 @@ def predict_scenario(config: UnitConfig, images: dict, valid_slots: int, request
     records = [records_of(slot_image(config, images, valid_slots, fields["slot"]), fields, config)
                for fields in requests]
     return predict(records, gaps, ready, beat_queue=config.beat_queue, completion_ready=completion_ready,
-                   completion_depth=config.completion_depth, stages=back_end_stages(config))
+                   completion_depth=config.completion_depth, stages=back_end_stages(config),
+                   request_interval=config.request_interval)

@@ -26,7 +26,7 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
    of the last byte's high bits; the beat count; the first broken group; the pixel
    walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`);
 11. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
-   the job register, with a skid register behind it.
+   the job register (with a skid register behind it at a request interval of 1).
 
 Every 18x18 product is a DSP block with its own registers (:meth:`.pipeline.Stage.product`,
 :mod:`.dsp`): the operands registered as one stage and the product as the next (the
@@ -41,13 +41,22 @@ What a stage only passes on (the request, the decoded fields a later stage reads
 in the stages' :class:`.pipeline.Line`, in LUT RAM, not in a register a stage
 (docs/architecture.md, "Where values are kept").
 
-The stages move together while the skid register is empty. A job the walker does not
-take yet stays in the job register, and the job behind it moves into the skid, which
-stops the stages until the walker takes the first; the skid's job moves up in that
-cycle. So the stages' enable is a register (``advance``, the skid's valid bit
-inverted): no path runs from the walker or the datapath to the front end's 8,000
-flip-flops (docs/fpga.md, "Clock speed"), and a request is still accepted every cycle
-while jobs are taken every cycle.
+The stages move together while stage 10 is empty (``UnitConfig.request_interval`` 2,
+the default): a job in stage 10 stops them for the cycle it spends there, in which the
+job register takes it if the walker has taken (or never had) the one before; else it
+waits there, with the stages stopped, until it can move up. So the stages' enable is a
+register (``advance``, equal to stage 10's valid bit inverted, and the values' enable
+``load`` another, both set a cycle ahead): no path runs from the walker or the datapath
+through logic to the front end's 10,000 flip-flops (docs/fpga.md, "Clock speed"), and
+jobs leave at most every other cycle, which keeps a walker busy on any job of two beats
+or more.
+
+At a request interval of 1 the stages move together while a skid register is empty. A
+job the walker does not take yet stays in the job register, and the job behind it
+moves into the skid, which stops the stages until the walker takes the first; the
+skid's job moves up in that cycle. The enable is the skid's valid bit inverted, and a
+request is accepted every cycle while jobs are taken every cycle, at the cost of the
+skid's job-wide register and the job register's choice between it and stage 10.
 
 The valid bits move with every advance; the stages' values and their line load only
 while some stage holds a request (``advance`` and a register, :func:`.pipeline.occupied`),
@@ -68,7 +77,7 @@ from functools import reduce
 from itertools import zip_longest
 from operator import or_
 
-from amaranth.hdl import Module, Signal, Const, Mux, Cat, Value, Array
+from amaranth.hdl import Assert, Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
 from amaranth.lib.wiring import In, Out
 
@@ -85,7 +94,7 @@ from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, de
                      decode_row_bytes, rank_is, rank_above)
 from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
                       COUNT_WIDTH)
-from .pipeline import Line, Stage, bundle, occupied
+from .pipeline import Line, Proving, Stage, any_valid, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
 from .regfile import SnapshotSignature
@@ -301,18 +310,19 @@ class FrontEnd(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # the skid register: a second job, loaded when the job register is held while the
-        # stages move. The stages move while it is empty, so their enable is a register
-        # (their values', an AND of two) and not the end of the walker's and the
-        # datapath's logic (docs/fpga.md).
-        skid = Signal(job_layout(self.config))
-        skid_valid = Signal()
-        advance = ~skid_valid
+        # the stages' enable is a register, not the end of the walker's and the datapath's
+        # logic (docs/fpga.md): stage 10's valid bit inverted, or at a request interval of
+        # 1 the skid register's, a second job loaded when the job register is held while
+        # the stages move
+        skid_valid = Signal(name="skid_valid") if self.config.request_interval == 1 else None
+        advance = Signal(name="advance", init=1)
         # the stages' values (and their line) load only while a request is in them, so an
         # idle front end changes no state (a gated simulation skips it: sim/gating.py);
-        # the valid bits move with every advance, and stage 1 takes each request
-        busy, load, accept = Signal(name="busy"), Signal(name="load"), Signal(name="accept")
-        m.d.comb += [load.eq(advance & busy), accept.eq(self.requests.valid & advance)]
+        # the valid bits move with every advance, and stage 1 takes each request. The
+        # values' enable is a register of its own, set a cycle ahead, so that its thousands
+        # of loads hang off a flip-flop, not a gate behind two (docs/fpga.md)
+        load, accept = Signal(name="load"), Signal(name="accept")
+        m.d.comb += accept.eq(self.requests.valid & advance)
         m.submodules.line = line = Line(load, "s")
         stage = {1: Stage(m, advance, "s1", line, load=accept),
                  **{k: Stage(m, advance, f"s{k}", line, load=load) for k in range(2, STAGES)}}
@@ -329,8 +339,17 @@ class FrontEnd(wiring.Component):
         r = self._set_up(m, stage, r, rules)
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
-        self._job_register(m, r, skid, skid_valid, advance)
-        m.d.comb += busy.eq(occupied(m, self.requests.valid, stage.values(), "s_busy", platform))
+        free = self._job_register(m, r, skid_valid, advance)
+        # advance and load one cycle ahead: the stages move while stage 10 (the skid) is
+        # empty, which it is next cycle where they move now and stage 9 is empty, or
+        # where they wait and the job register takes its job
+        ahead = Mux(advance, ~stage[9].valids[0], free) if skid_valid is None else free | (advance & ~r.valid)
+        m.d.sync += [advance.eq(ahead), load.eq(ahead & any_valid(self.requests.valid, stage.values()))]
+        busy = occupied(m, self.requests.valid, stage.values(), "s_busy", platform)
+        if isinstance(platform, Proving):
+            # what induction needs stated: the registers set ahead hold what they stand for
+            m.d.comb += [Assert(advance == ~(r.valid if skid_valid is None else skid_valid)),
+                         Assert(load == (advance & busy))]
         return m
 
     def _accept(self, m, stage, advance, accept):
@@ -483,9 +502,11 @@ class FrontEnd(wiring.Component):
             one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
             wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
-    def _job_register(self, m, r: Limits, skid, skid_valid, advance):
+    def _job_register(self, m, r: Limits, skid_valid, advance):
         """Stage 11: the code (the first broken group's first rule, else SMEM_BOUNDS, else
-        ADDRESS_WRAP), into the job register, with the skid register behind it."""
+        ADDRESS_WRAP), into the job register, with the skid register behind it (a request
+        interval of 1) or stage 10 waiting in its place (2). Returns whether the job
+        register is free to load (empty, or its job taken)."""
         code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
@@ -495,13 +516,24 @@ class FrontEnd(wiring.Component):
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
-        with m.If(~self.job.valid | self.job.ready):
+        free = ~self.job.valid | self.job.ready
+        if skid_valid is None:
+            # stage 10 is full only while the stages wait (advance is its valid bit
+            # inverted): its job leaves when the job register is free
+            with m.If(free):
+                m.d.sync += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming)]
+                with m.If(r.valid):
+                    m.d.sync += r.valid.eq(0)
+            return free
+        skid = Signal(job_layout(self.config))
+        with m.If(free):
             # the job register takes the skid's job if it holds one, else the stages'
             m.d.sync += [self.job.valid.eq(skid_valid | r.valid),
                          self.job.payload.eq(Mux(skid_valid, skid.as_value(), incoming.as_value())),
                          skid_valid.eq(0)]
         with m.Elif(advance):
             m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming)]
+        return free
 
     def _walk_setup(self, m, job, r: Checked):
         """The job's walk: radices, the lanes' start digits and the step's."""

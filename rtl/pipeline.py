@@ -43,7 +43,7 @@ from amaranth.lib.memory import Memory, ReadPort
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Line", "occupied", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Line", "occupied", "any_valid", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -275,6 +275,12 @@ class Line(Elaboratable):
         return pointers[delay]
 
 
+def any_valid(offered, stages):
+    """Whether ``offered`` (a value offered to the first stage) or a valid bit of any of
+    ``stages`` (:class:`Stage` objects) is set: what :func:`occupied` registers."""
+    return reduce(or_, [offered, *(valid for stage in stages for valid in stage.valids)])
+
+
 def occupied(m, offered, stages, name: str, platform=None):
     """A register that is high in every cycle some of ``stages`` (:class:`Stage` objects)
     holds a valid bit that is set, and may be high in others: set after a cycle in which
@@ -286,7 +292,7 @@ def occupied(m, offered, stages, name: str, platform=None):
     induction starts from an arbitrary state, and needs it stated."""
     valids = [valid for stage in stages for valid in stage.valids]
     register = Signal(name=name)
-    m.d.sync += register.eq(reduce(or_, [offered, *valids]))
+    m.d.sync += register.eq(any_valid(offered, stages))
     if isinstance(platform, Proving):
         m.d.comb += Assert(register | ~reduce(or_, valids))
     return register

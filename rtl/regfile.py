@@ -34,7 +34,7 @@ from .commit import CommitChecker, CheckLayout
 from .layouts import DescriptorLayout, RequestLayout
 
 __all__ = ["DescriptorFile", "SnapshotSignature", "ReportSignature", "BitField", "Register", "REGISTERS", "REGISTER",
-           "RESET", "SLOT_BASE",
+           "RESET", "SLOT_BASE", "BLOCK_RAM", "UNDEFINED_COLLISIONS",
            "SLOT_STRIDE", "SLOT_VALID_ADDRESS", "descriptor_writes", "ID_VALUE", "bus_addr_width"]
 
 ID_VALUE = 0x544D4131          # "TMA1"
@@ -45,6 +45,15 @@ WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
 #: ``ram_style = "block"`` to block RAM (the ECP5's DP16KD), where a memory this shallow
 #: would otherwise go to LUT RAM, one copy a read port (docs/fpga.md, "Clock speed").
 BLOCK_RAM = {"ram_style": "block"}
+#: The Yosys command that leaves undefined what the snapshot's and the bus's read ports
+#: of the slot memories return when they read a row or word as a write lands on it.
+#: Amaranth's read ports promise the old data there, which Yosys keeps on block RAM with
+#: a delayed write and a multiplexer behind the block's output; the unit never uses such
+#: a read (proof ``bus.no_collision``: a request that reads its slot as a write lands on
+#: it finds the slot invalid, and no slot read of the bus takes a word as it is written),
+#: so none is needed. The ports are found by the wires their data drives. Run after the
+#: design is read, before ``synth_ecp5`` (the board build and src/synth.py).
+UNDEFINED_COLLISIONS = "setparam -set COLLISION_X_MASK 1 w:snapshot__data w:bus_read__data %u %ci1 t:$memrd_v2 %i"
 
 
 @dataclass(frozen=True)

@@ -34,15 +34,15 @@ def in_flight_limit(config: UnitConfig) -> int:
 
     A request takes at least one place of its own on the way, and every place holds one
     at most: a front-end stage (the job register is the last of them), the skid register
-    behind the job register, the walker's current job, the walk register and datapath
-    stages A0 to B2 and a request former's (a rejected request or a box of one beat is a
-    single record), an
-    entry of the beat queue, an entry of the completion queue. A bound, not the exact
+    behind the job register (a request interval of 1), the walker's current job, the
+    walk register and datapath stages A0 to B2 and a request former's (a rejected
+    request or a box of one beat is a single record), an entry of the beat queue, an
+    entry of the completion queue. A bound, not the exact
     figure (the datapath's credits keep the records past the walker within the beat
     queue's entries): a count a bit too wide costs a flip-flop, one too narrow wraps to
     0 with requests in flight."""
     return (FRONT_END_STAGES            # stages 1 to 11, the job register the last
-            + 1                         # the front end's skid register
+            + (config.request_interval == 1)    # the front end's skid register
             + 1                         # the walker's job
             + back_end_stages(config) - 1   # the walk register to the queue (the queue counted next)
             + config.beat_queue         # the beat queue's entries

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -64,6 +64,9 @@ FORMAL_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4)
 #: completion queue as full as it gets with the stream always ready.
 LEAST_QUEUES_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4, beat_queue=BEAT_QUEUE_RANGE[0],
                                  completion_depth=COMPLETION_DEPTH_RANGE[0])
+#: The formal configuration with a request interval of 1: a front end with a skid
+#: register beside its job register (the default, 2, has none).
+INTERVAL_CONFIG = replace(FORMAL_CONFIG, request_interval=1)
 
 #: The Yosys commands between reading the harness and the solver (see the module's text).
 REDUCE = ("flatten", "cutpoint t:$mul", "memory_map", "opt -fast", "splitcells", "opt_clean -purge", "opt -fast")
@@ -494,6 +497,52 @@ class BusSlotWriteInvalidates(Elaboratable):
         return m
 
 
+class _StaleSnapshotValid(DescriptorFile):
+    """A broken register file: the snapshot takes the slot's valid bit a cycle late, so
+    a request that reads its slot as a bus write lands there takes it for valid."""
+
+    def _snapshot_port(self, m, read, status, commit):
+        stale = Signal.like(status.slot_valid, name="stale_slot_valid")
+        m.d.sync += stale.eq(status.slot_valid)
+        super()._snapshot_port(m, read, replace(status, slot_valid=stale), commit)
+
+
+class BusNoCollision(Elaboratable):
+    """No read of a slot memory returns a row or word that a write lands on in the same
+    cycle, except where nothing uses it: no slot read of the bus takes a word of the word
+    memory as a write lands there, and a request that reads its slot's row as a write lands on it
+    finds the slot invalid (the write cleared the valid bit a cycle before), so it is
+    refused (SLOT_INVALID, the first rule) and no field of the row reaches a beat. So
+    synthesis may leave the block RAMs' read-during-write data undefined
+    (:data:`~tma_unit.rtl.regfile.UNDEFINED_COLLISIONS`)."""
+
+    def __init__(self, mutation=None):
+        self.mutation = mutation
+
+    def elaborate(self, platform):
+        m = Module()
+        _domain(m)
+        config = FORMAL_CONFIG
+        block = _StaleSnapshotValid(config) if self.mutation else DescriptorFile(config)
+        probe = Probe(block)
+        m.submodules.regfile = probe.fragment
+        _free_inputs(m, block, skip=("bus",))
+        _BusMaster(m, block.bus, config)
+        word_clash = (probe["bus_read__en"] & (probe["word_write__en"] != 0)
+                      & (probe["bus_read__addr"] == probe["word_write__addr"]))
+        row_clash = (probe["snap_read__en"] & (probe["row_write__en"] != 0)
+                     & (probe["snap_read__addr"] == probe["row_write__addr"]))
+        # the word a read port read in the cycle before is used only by a slot read, in
+        # the cycle its ``reading`` is set (the port reads in every other cycle too)
+        word_clashed = _prior(m, word_clash, name="word_clashed")
+        with m.If(probe["reading"]):
+            m.d.comb += Assert(~word_clashed)
+        with m.If(_prior(m, row_clash, name="row_clashed")):
+            m.d.comb += Assert(~block.snapshot.valid)
+        m.d.comb += [Cover(row_clash), Cover(word_clash)]
+        return m
+
+
 # 1, 2. the datapath: its streams, its queues, one completion per record ------------------
 
 class _DatapathWrapper(_Broken):
@@ -623,7 +672,7 @@ class DatapathOneCompletionEach(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         block, probe, inside = _datapath(m, self.mutation)
-        width = FORMAL_CONFIG.id_width
+        width = self.config.id_width
         sent, taken = Signal(width, name="sent"), Signal(width, name="taken")
         carries = block.walk.valid & block.walk.record.has_completion
         m.d.comb += Assume(block.walk.record.completion.request_id == sent)
@@ -859,18 +908,18 @@ class FrontEndOneJobEach(Elaboratable):
     its valid until ready: a scoreboard numbers the requests (their ids 0, 1, 2, ...)
     and each job taken must carry the next number."""
 
-    def __init__(self, mutation=None):
-        self.mutation = mutation
+    def __init__(self, mutation=None, config=FORMAL_CONFIG):
+        self.mutation, self.config = mutation, config
 
     def elaborate(self, platform):
         m = Module()
         _domain(m)
-        block = _FrontEndWrapper(FORMAL_CONFIG) if self.mutation else FrontEnd(FORMAL_CONFIG)
+        block = _FrontEndWrapper(self.config) if self.mutation else FrontEnd(self.config)
         # the ids of the requests in stages 3 to 8 ride in the line's ring from stage 1
         probe = Probe(block, Proving(carried={"s1_request": lambda request: request.request_id}))
         m.submodules.frontend = probe.fragment
         _free_inputs(m, block)
-        width = FORMAL_CONFIG.id_width
+        width = self.config.id_width
         sent, taken = Signal(width, name="sent"), Signal(width, name="taken")
         accept = block.requests.valid & block.requests.ready
         m.d.comb += Assume(block.requests.payload.request_id == sent)
@@ -885,32 +934,33 @@ class FrontEndOneJobEach(Elaboratable):
         with m.If(waited):
             m.d.comb += Assert(job.valid)
         if self.mutation is None:
-            self._invariant(m, probe, sent, taken)
+            self._invariant(m, probe, sent, taken, self.config)
         m.d.comb += [Cover(take & (taken == 3)), Cover(waited & take)]
         return m
 
     @staticmethod
-    def _invariant(m, probe, sent, taken):
-        """The requests in flight, oldest first (the job register, the skid register,
-        the jobs of stages 10 and 9, the requests of stages 8 to 1), are the ones
+    def _invariant(m, probe, sent, taken, config):
+        """The requests in flight, oldest first (the job register, the skid register
+        where there is one, the jobs of stages 10 and 9, the requests of stages 8 to 1), are the ones
         numbered ``taken`` to ``sent - 1``, in order: what makes the proof go through by
         induction. Stage 9's job is named, not its request: the request stage 9 passes
         on rides in the line, apart from the job's copy of its id; what the line's
         rings hold, the line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
-        config = FORMAL_CONFIG
-        jobs = [(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
-                (probe["skid_valid"], data.View(job_layout(config), probe["skid"])),
+        skid = ([(probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
+                if config.request_interval == 1 else [])
+        jobs = [(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])), *skid,
                 (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"])),
                 (probe["s9_valid"], data.View(job_layout(config), probe["s9_job"]))]
         entries = [(valid, job.beat.request_id) for valid, job in jobs]
         entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe.carried(f"s{k}_request")).request_id)
                     for k in range(8, 0, -1)]
-        older = Const(0, FORMAL_CONFIG.id_width)
+        width = config.id_width
+        older = Const(0, width)
         for valid, request_id in entries:
             with m.If(valid):
-                m.d.comb += Assert(request_id[:FORMAL_CONFIG.id_width] == (taken + older)[:FORMAL_CONFIG.id_width])
-            older = (older + valid)[:FORMAL_CONFIG.id_width]
-        m.d.comb += Assert((sent - taken)[:FORMAL_CONFIG.id_width] == older)
+                m.d.comb += Assert(request_id[:width] == (taken + older)[:width])
+            older = (older + valid)[:width]
+        m.d.comb += Assert((sent - taken)[:width] == older)
 
 
 class FrontEndJobStream(Elaboratable):
@@ -921,13 +971,13 @@ class FrontEndJobStream(Elaboratable):
 
     cuts = ("w:frontend.incoming w:frontend.inner.incoming",)
 
-    def __init__(self, mutation=None):
-        self.mutation = mutation
+    def __init__(self, mutation=None, config=FORMAL_CONFIG):
+        self.mutation, self.config = mutation, config
 
     def elaborate(self, platform):
         m = Module()
         _domain(m)
-        block = _FrontEndWrapper(FORMAL_CONFIG, self.mutation) if self.mutation else FrontEnd(FORMAL_CONFIG)
+        block = _FrontEndWrapper(self.config, self.mutation) if self.mutation else FrontEnd(self.config)
         m.submodules.frontend = block
         _free_inputs(m, block)
         _stream_rules(m, block.job, "job")
@@ -967,6 +1017,15 @@ PROOFS: tuple[Proof, ...] = (
     Proof("frontend.one_job_each", "FrontEnd", FrontEndOneJobEach.__doc__, "prove", 3, FrontEndOneJobEach,
           {"job_offered_twice": "a job with an odd request id is offered again after it is taken"},
           cover_depth=20, mutation_depth=20),
+    Proof("frontend.one_job_each_interval1", "FrontEnd", "frontend.one_job_each at a request interval of 1 (a "
+          "skid register beside the job register)", "prove", 3,
+          lambda mutation=None: FrontEndOneJobEach(mutation, INTERVAL_CONFIG),
+          {"job_offered_twice": "a job with an odd request id is offered again after it is taken"},
+          cover_depth=20, mutation_depth=20),
+    Proof("stream.frontend_job_interval1", "FrontEnd", "stream.frontend_job at a request interval of 1",
+          "prove", 3, lambda mutation=None: FrontEndJobStream(mutation, INTERVAL_CONFIG),
+          {"payload_changes": "a bit of the job flips while it waits"},
+          cover_depth=16, mutation_depth=20),
     Proof("walker.beat_count", "Walker", WalkerBeatCount.__doc__, "prove", 3, WalkerBeatCount,
           {"one_record_short": "the walker is given beats - 1"}, cover_depth=12),
     Proof("swizzle.model", "swizzle_address", SwizzleEqualsModel.__doc__, "prove", 1,
@@ -982,6 +1041,8 @@ PROOFS: tuple[Proof, ...] = (
           cover_depth=10),
     Proof("bus.slot_write_invalidates", "DescriptorFile", BusSlotWriteInvalidates.__doc__, "prove", 6,
           BusSlotWriteInvalidates, {"write_wrong_slot": "some writes to slot 0 go to slot 1"}, cover_depth=12),
+    Proof("bus.no_collision", "DescriptorFile", BusNoCollision.__doc__, "prove", 6, BusNoCollision,
+          {"stale_valid": "the snapshot takes the slot's valid bit a cycle late"}, cover_depth=10),
     Proof("reset.idle", "TmaUnit", ResetIdles.__doc__, "prove", 2, ResetIdles,
           {"request_taken_in_reset": "the request stream's ready is not cut in the reset cycle"}, cover_depth=8,
           mutation_depth=3),

@@ -442,13 +442,14 @@ def cmd_explore(args) -> int:
     args.device = _device(args.device, tuple(SYNTHESIS_DEVICES))
     from pathlib import Path
     from .explore import Point, explore, write_csv, plot, stream_patterns
-    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth, checks)
+    points = [Point(lanes, slots, width, modes, swizzles, addressing, queue, depth, checks, interval)
               for lanes in _int_list(args.lanes, "lanes")
               for slots in _int_list(args.slots, "slots") for width in _int_list(args.address_width, "address_width")
               for modes in args.modes.split(",") for swizzles in args.swizzles.split(",")
               for addressing in args.addressing.split(",") for queue in _int_list(args.beat_queue, "beat_queue")
               for depth in _int_list(args.completion_depth, "completion_depth")
-              for checks in args.checks.split(",")]
+              for checks in args.checks.split(",")
+              for interval in _int_list(args.request_interval, "request_interval")]
     for point in points:
         point.config()                  # a bad value fails here, naming the field
     stream = {"ready_probability": args.ready, "request_gap": _flag_int(args.request_gap, "request_gap")}
@@ -476,12 +477,13 @@ def cmd_explore(args) -> int:
         "device": args.device})
     pictures = plot(rows, out)
     print(f"{'lanes':>5} {'slots':>5} {'modes':28} {'swz':4} {'address':8} {'queue':>5} {'compl':>5} {'checks':11} "
+          f"{'ivl':>3} "
           f"{'workload':20} "
           f"{'B/cycle':>8} {'of SM':>6} {'cyc/tile':>9} {'LUT4':>6} {'FF':>6} {'DSP':>4} {'Fmax':>6} {'GB/s':>6}")
     show = lambda v, f="": "-" if v is None else format(v, f)
     for r in rows:
         print(f"{r.lanes:>5} {r.slots:>5} {r.modes:28} {r.swizzles:4} {r.addressing:8} {r.beat_queue:>5} "
-              f"{r.completion_depth:>5} {r.checks:11} {r.workload:20} "
+              f"{r.completion_depth:>5} {r.checks:11} {r.request_interval:>3} {r.workload:20} "
               f"{r.bytes_per_cycle:>8.2f} "
               f"{r.fraction_of_sm:>6.1%} "
               f"{r.cycles_per_tile:>9.1f} {show(r.luts):>6} {show(r.flip_flops):>6} {show(r.dsps):>4} "
@@ -771,11 +773,11 @@ def _add_case_arguments(parser) -> None:
 
 
 def _add_built_options(parser, sweep=False):
-    """``--modes``, ``--swizzles``, ``--addressing``, ``--checks``, ``--beat-queue`` and
-    ``--completion-depth``: what the unit is built with (UnitConfig); a sweep takes
-    comma-separated lists of them."""
+    """``--modes``, ``--swizzles``, ``--addressing``, ``--checks``, ``--beat-queue``,
+    ``--completion-depth`` and ``--request-interval``: what the unit is built with
+    (UnitConfig); a sweep takes comma-separated lists of them."""
     from .model.config import (ADDRESSING, BEAT_QUEUE_RANGE, CHECKS, COMPLETION_DEPTH_RANGE, FORMER_GRANULE_RANGE,
-                               FORMER_STAGES, MODE_FAMILIES, SWIZZLE_SETS, UnitConfig)
+                               FORMER_STAGES, MODE_FAMILIES, REQUEST_INTERVALS, SWIZZLE_SETS, UnitConfig)
     many = "comma-separated choices of " if sweep else ""
     parser.add_argument("--modes", default="all",
                         help=f"{many}access-mode families built: 'all' (default) or some of "
@@ -797,6 +799,10 @@ def _add_built_options(parser, sweep=False):
                         help=f"{many}entries of the completion queue, {COMPLETION_DEPTH_RANGE[0]}.."
                              f"{COMPLETION_DEPTH_RANGE[1]} (default {UnitConfig.completion_depth}; more ride out "
                              "longer stalls of the completion stream)")
+    parser.add_argument("--request-interval", default=str(UnitConfig.request_interval),
+                        help=f"{many}least cycles between two jobs of the front end: "
+                             f"{' or '.join(map(str, REQUEST_INTERVALS))} (default {UnitConfig.request_interval}; "
+                             "2 leaves out the skid register, and a request of one beat then takes two cycles)")
     if not sweep:
         parser.add_argument("--request-former", default="0", metavar="GRANULE",
                             help=f"build a request former of GRANULE bytes ({FORMER_GRANULE_RANGE[0]}.."
@@ -806,10 +812,12 @@ def _add_built_options(parser, sweep=False):
 
 def _built(args) -> dict:
     """The ``modes``, ``swizzles``, ``addressing``, ``checks``, ``beat_queue``,
-    ``completion_depth`` and ``request_former`` arguments of a UnitConfig from the flags."""
+    ``completion_depth``, ``request_interval`` and ``request_former`` arguments of a
+    UnitConfig from the flags."""
     built = {"modes": args.modes, "swizzles": args.swizzles, "addressing": args.addressing, "checks": args.checks,
              "beat_queue": _flag_int(args.beat_queue, "beat_queue"),
-             "completion_depth": _flag_int(args.completion_depth, "completion_depth")}
+             "completion_depth": _flag_int(args.completion_depth, "completion_depth"),
+             "request_interval": _flag_int(args.request_interval, "request_interval")}
     if hasattr(args, "request_former"):
         built["request_former"] = _flag_int(args.request_former, "request_former")
     return built

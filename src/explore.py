@@ -42,11 +42,13 @@ class Point:
     beat_queue: int = UnitConfig.beat_queue
     completion_depth: int = UnitConfig.completion_depth
     checks: str = UnitConfig.checks
+    request_interval: int = UnitConfig.request_interval
 
     def config(self) -> UnitConfig:
         return UnitConfig(lanes=self.lanes, slots=self.slots, address_width=self.address_width,
                           modes=self.modes, swizzles=self.swizzles, addressing=self.addressing,
-                          beat_queue=self.beat_queue, completion_depth=self.completion_depth, checks=self.checks)
+                          beat_queue=self.beat_queue, completion_depth=self.completion_depth, checks=self.checks,
+                          request_interval=self.request_interval)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Row:
     beat_queue: int
     completion_depth: int
     checks: str
+    request_interval: int
     ready: str                      # the beat stream: ready probability, or ON:OFF bursts
     completion_ready: str           # the completion stream: 1 (always), or ON:OFF bursts
     request_gap: int
@@ -149,13 +152,14 @@ def evaluate(point: Point, workloads: list, ready_probability: float = 1.0, seed
         timing = predict([records_from(status, count, config) for status, count in checks],
                          [request_gap] * len(requests), ready, beat_queue=config.beat_queue,
                          completion_ready=completion_ready, completion_depth=config.completion_depth,
-                         stages=back_end_stages(config))
+                         stages=back_end_stages(config), request_interval=config.request_interval)
         # a unit that checks at commit checks the workload's descriptors before its first
         # request: the cycles the SLOT_VALID write waits count against it
         cycles = timing.cycles + commit_cycles(config, bin(valid).count("1"))
         per_cycle = moved / cycles
         rows.append(Row(point.lanes, point.slots, point.address_width, config.modes, config.swizzles,
-                        config.addressing, config.beat_queue, config.completion_depth, config.checks, *streams,
+                        config.addressing, config.beat_queue, config.completion_depth, config.checks,
+                        config.request_interval, *streams,
                         request_gap, name,
                         len(requests), moved, cycles,
                         round(per_cycle, 3), round(per_cycle / SM_BYTES_PER_CYCLE, 4),
@@ -208,7 +212,7 @@ def write_csv(rows: list[Row], path: Path) -> None:
 def _key(row: Row) -> tuple:
     """A row's configuration."""
     return (row.lanes, row.slots, row.address_width, row.modes, row.swizzles, row.addressing, row.beat_queue,
-            row.completion_depth, row.checks)
+            row.completion_depth, row.checks, row.request_interval)
 
 
 def _label(key: tuple) -> str:
@@ -219,8 +223,8 @@ def _label(key: tuple) -> str:
 
 def _option_label(key: tuple) -> str:
     """What a configuration builds besides its lanes: slots, address width, modes,
-    swizzles, addressing, queue depths, where the rules are checked."""
-    _, slots, width, modes, swizzles, addressing, beat_queue, completion_depth, checks = key
+    swizzles, addressing, queue depths, where the rules are checked, the request interval."""
+    _, slots, width, modes, swizzles, addressing, beat_queue, completion_depth, checks, interval = key
     text = f"{slots} slots"
     if width != 64:
         text += f", {width}-bit"
@@ -235,6 +239,8 @@ def _option_label(key: tuple) -> str:
         text += f", {completion_depth}-entry completion queue"
     if checks != UnitConfig.checks:
         text += ", rules checked at commit"
+    if interval != UnitConfig.request_interval:
+        text += f", a job every {interval} cycles"
     return text
 
 

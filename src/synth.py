@@ -31,6 +31,7 @@ from amaranth.back import rtlil
 from .model.config import UnitConfig
 from .rtl.dsp import ECP5
 from .rtl.pipeline import KEEP_COPIES
+from .rtl.regfile import UNDEFINED_COLLISIONS
 from .rtl.datapath import Datapath
 from .rtl.frontend import FrontEnd
 from .rtl.regfile import DescriptorFile
@@ -48,7 +49,7 @@ __all__ = ["SynthesisResult", "synthesize", "state_bits", "yowasp_tool", "DEVICE
 DEVICES = {"25k": "CABGA381", "45k": "CABGA381", "85k": "CABGA381"}
 
 #: Bump when the flow's steps change, so cached figures from an older flow are not reused.
-FLOW_VERSION = 4
+FLOW_VERSION = 5
 
 #: Yosys scripts that map the unit to ECP5 cells, tried in order: ``synth_ecp5`` as the
 #: board build runs it (LUTs mapped by ABC9), then the same with the LUT mapping done by
@@ -59,9 +60,13 @@ FLOW_VERSION = 4
 #: The classic-ABC LUT mapping that stands in for ``synth_ecp5``'s ABC9 step (between its
 #: ``:map_luts`` and ``map_cells:`` parts); the board build falls back on it too.
 CLASSIC_LUT_MAPPING = ("techmap -map +/lattice/latches_map.v", "abc -lut 4 -dress", "clean")
+#: What runs after the design is read, before either mapper: the walker's copied registers
+#: kept apart (``KEEP_COPIES``), the slot memories' read-during-write data left undefined
+#: (``UNDEFINED_COLLISIONS``, rtl/regfile.py).
+AFTER_READ = f"{KEEP_COPIES}; {UNDEFINED_COLLISIONS}"
 LUT_MAPPERS = {
-    "abc9": f"{KEEP_COPIES}; synth_ecp5 -top tma_unit",
-    "abc": (f"{KEEP_COPIES}; synth_ecp5 -top tma_unit -run :map_luts; {'; '.join(CLASSIC_LUT_MAPPING)}; "
+    "abc9": f"{AFTER_READ}; synth_ecp5 -top tma_unit",
+    "abc": (f"{AFTER_READ}; synth_ecp5 -top tma_unit -run :map_luts; {'; '.join(CLASSIC_LUT_MAPPING)}; "
             "synth_ecp5 -top tma_unit -run map_cells:"),
 }
 

@@ -247,7 +247,8 @@ REPLAY_CASES = [
      "rewrite)"),
     ("config-unknown", _edited(lambda d: d["scenario"]["config"].update(lane=1)),
      "error 3 ENUM_RANGE: scenario.config.lane = 1 is not a field of scenario.config (lanes, slots, address_width, "
-     "smem_bytes, id_width, completion_depth, beat_queue, modes, swizzles, addressing, checks, request_former)"),
+     "smem_bytes, id_width, completion_depth, beat_queue, modes, swizzles, addressing, checks, request_former, "
+     "request_interval)"),
     ("config-lanes", _edited(lambda d: d["scenario"]["config"].update(lanes=3)),
      "error 3 ENUM_RANGE: config.lanes = 3 is not 1, 2, 4 or 8"),
     ("rewrite-short", _edited(lambda d: d["scenario"].update(rewrite=[1, 2])),

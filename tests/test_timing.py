@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 
+from tma_unit.model.config import REQUEST_INTERVALS
 from tma_unit.model.memory import Memory
 from tma_unit.model.issuer import Issuer
 from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict,
@@ -64,7 +65,8 @@ def test_demo_suite(config, probability, max_gap):
 #: request former (UnitConfig.request_former), whose stages the timing model adds; the
 #: least queues such a unit may have (13 and 3 entries); the rules checked at commit
 #: (UnitConfig.checks), whose cycles come before the first request
-#: (tests/test_commit_checks.py), so no request's cycle changes. LEAST: every mode on the
+#: (tests/test_commit_checks.py), so no request's cycle changes; a request interval of 1
+#: (UnitConfig.request_interval), the front end's skid register. LEAST: every mode on the
 #: least queues of a unit without a former (9 and 3 entries). DEEP: a beat queue of 40
 #: entries (past one LUT RAM's 16, and not a power of two: its pointers wrap at 40) and a
 #: completion queue of 12.
@@ -97,8 +99,11 @@ def check_random_sequences(config, examples, max_rows, probabilities, gaps, comp
     check()
 
 
-@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True)])     # lanes 8: a long build
+@pytest.mark.parametrize("config", [verilated(DEFAULT[1]), verilated(DEFAULT[8], slow=True),
+                                    verilated(OPTIONS[1], slow=True)])     # lanes 8, options: long builds
 def test_random_sequences(config):
+    """The default units (a request interval of 2) and a unit with a skid register
+    (OPTIONS, interval 1)."""
     check_random_sequences(config, 60, 32, [1.0, 0.9, 0.5, 0.1], [0, 1, 2, 6, 30])
 
 
@@ -125,21 +130,24 @@ def test_random_sequences_with_a_stalled_completion_stream(config):
 @settings(max_examples=200, suppress_health_check=LARGE)
 @given(st.lists(st.tuples(st.integers(1, 300), st.booleans()), min_size=1, max_size=24),
        st.integers(0, 1 << 16), st.sampled_from([1.0, 0.95, 0.6, 0.05]), st.sampled_from([0, 3, 12, 200]),
-       st.sampled_from([1, 97, 4096]), st.sampled_from([16, 9, 40]), st.sampled_from([BACK_END_STAGES, 12]))
-def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap, period, beat_queue, stages):
+       st.sampled_from([1, 97, 4096]), st.sampled_from([16, 9, 40]), st.sampled_from([BACK_END_STAGES, 12]),
+       st.sampled_from(REQUEST_INTERVALS))
+def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_gap, period, beat_queue, stages,
+                                               interval):
     """Stepping over steady stretches gives the cycles of stepping every cycle: jobs long
     enough for the queue to fill, ready patterns from always to rarely high, short and
     long periods, gaps that end inside a stretch, more requests than the front end holds
     (so a stretch runs across job changes while the front end refills), and rejected
     requests that end a stretch; beat queues of the default, the least and a deeper depth;
-    the back end's steps of a unit without a request former and with one."""
+    the back end's steps of a unit without a request former and with one; either request
+    interval."""
     records = [(n if beats else 1, beats) for n, beats in records]
     beat_queue = max(beat_queue, stages + 1)
     gaps = request_gaps(seed, len(records), max_gap)
     ready = ready_pattern(seed, probability, length=period)
     assume(np.asarray(ready).any())
-    fast = predict(records, gaps, ready, beat_queue=beat_queue, stages=stages)
-    slow = predict(records, gaps, ready, skip=False, beat_queue=beat_queue, stages=stages)
+    fast = predict(records, gaps, ready, beat_queue=beat_queue, stages=stages, request_interval=interval)
+    slow = predict(records, gaps, ready, skip=False, beat_queue=beat_queue, stages=stages, request_interval=interval)
     assert fast.beat_cycles.tolist() == slow.beat_cycles.tolist()
     assert fast.beat_jobs.tolist() == slow.beat_jobs.tolist()
     assert fast.completion_cycles.tolist() == slow.completion_cycles.tolist()
@@ -160,6 +168,30 @@ def test_back_to_back_requests_keep_the_rate():
     assert timing.cycles == first + 10 + COMPLETION_LATENCY + 1
 
 
+def test_a_request_interval_of_2_spaces_the_jobs_two_cycles_apart():
+    """Derived from the structure without a skid register: the last stage before the job
+    register holds each job for a cycle in which the stages wait, so jobs reach the
+    walker two cycles apart at the least. One-beat requests back to back then leave a
+    beat every other cycle from the same first cycle as at interval 1; jobs of two beats
+    or more keep the beat stream full. While the walker is busy, two jobs wait (the job
+    register and that stage), and it takes them in consecutive cycles."""
+    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
+    ones = predict([(1, True)] * 5, [0] * 5, [1], request_interval=2)
+    assert ones.beat_cycles.tolist() == [first + 2 * k for k in range(5)]
+    assert ones.completion_cycles.tolist() == [first + 2 * k + COMPLETION_LATENCY for k in range(5)]
+    assert predict([(1, True)] * 5, [0] * 5, [1], request_interval=1).beat_cycles.tolist() == [first + k
+                                                                                               for k in range(5)]
+    twos = predict([(2, True)] * 5, [0] * 5, [1], request_interval=2)
+    assert twos.beat_cycles.tolist() == list(range(first, first + 10))
+    mixed = predict([(3, True), (1, False), (1, False), (2, True)], [0] * 4, [1], request_interval=2)
+    # the two rejected requests waited in the job register and stage 10 while the walker
+    # spent 3 cycles on the first job: their records follow its beats in consecutive
+    # cycles; the last job reaches the job register 2 cycles after the second
+    assert mixed.beat_cycles.tolist() == [first, first + 1, first + 2, first + 6, first + 7]
+    with pytest.raises(ValueError, match="request_interval: 3, not one of"):
+        predict([(1, True)], [0], [1], request_interval=3)
+
+
 def test_never_ready_is_refused():
     with pytest.raises(ValueError, match="never ready"):
         ReadyPattern(np.zeros(8))
@@ -167,7 +199,8 @@ def test_never_ready_is_refused():
 
 def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
     """Derived from the completion queue's structure (a memory of ``depth - 1`` entries and
-    an output register): one-beat requests back to back, the beat stream always ready,
+    an output register): one-beat requests back to back at a request interval of 1 (a
+    job every cycle), the beat stream always ready,
     the completion stream stalled until cycle 200. The first ``depth`` beats leave one a
     cycle from the first cycle a beat can leave, and their completions fill the queue;
     then the beat queue's head waits. In cycle 200 the stream takes the output register's
@@ -176,7 +209,7 @@ def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
     stall, count, first = 200, 60, FRONT_END_STAGES + 1 + BACK_END_STAGES
     for depth in (3, 8, 20):
         timing = predict([(1, True)] * count, [0] * count, [1], completion_ready=[0] * stall + [1] * 4000,
-                         completion_depth=depth)
+                         completion_depth=depth, request_interval=1)
         assert timing.beat_cycles.tolist() == ([first + k for k in range(depth)]
                                                + [stall + 1 + k for k in range(count - depth)])
         assert timing.completion_cycles.tolist() == [stall + k for k in range(count)]
@@ -193,8 +226,8 @@ def test_queues_shorter_than_the_rate_needs_are_refused():
 
 
 def test_with_requests_waiting_the_depth_changes_no_cycle():
-    """Derived from the structure: one-beat requests offered back to back, the beat stream
-    stalled for the first 200 cycles. The unit stops once ``beat_queue`` records are behind
+    """Derived from the structure: one-beat requests offered back to back at a request
+    interval of 1 (a job every cycle), the beat stream stalled for the first 200 cycles. The unit stops once ``beat_queue`` records are behind
     the walker, with requests waiting in front of it. When the stall ends the held beats
     leave in consecutive cycles, and the rest follow with no bubble, since every allowed
     depth holds more than the back end's records in flight. So the beats leave at cycles
@@ -203,23 +236,26 @@ def test_with_requests_waiting_the_depth_changes_no_cycle():
     stall = 200
     ready = [0] * stall + [1] * 4000
     for depth in (9, 16, 40):
-        timing = predict([(1, True)] * 80, [0] * 80, ready, beat_queue=depth)
+        timing = predict([(1, True)] * 80, [0] * 80, ready, beat_queue=depth, request_interval=1)
         assert timing.beat_cycles.tolist() == list(range(stall, stall + 80))
         assert timing.completion_cycles.tolist() == [stall + k + COMPLETION_LATENCY for k in range(80)]
 
 
 def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
     """Requests offered every 4 cycles (3 idle cycles after each is taken), 1 beat each,
-    the stream stalled for the first 300 cycles. A request is only taken while the front
+    at a request interval of 1, the stream stalled for the first 300 cycles. A request is only taken while the front
     end moves, so once the unit is full (``beat_queue`` records behind the walker, and the
     front end's registers behind those), the offers wait. 300 cycles is time enough to
     fill even a 40-entry queue (75 offers). Each entry more is one more request taken
     during the stall; after it the stored beats drain one a cycle, faster than the offers
     come (one in 4), so the run ends at the offers' pace, and the last beat leaves 4
-    cycles earlier per entry."""
+    cycles earlier per entry. (At a request interval of 2 the stages also stop for the
+    cycle each job spends in their last, and an offer that falls in such a cycle waits
+    for the next, so the offers' pace is not 4 cycles there.)"""
     stall, count = 300, 120
     ready = [0] * stall + [1] * 4000
-    last = {depth: predict([(1, True)] * count, [3] * count, ready, beat_queue=depth).beat_cycles[-1]
+    last = {depth: predict([(1, True)] * count, [3] * count, ready, beat_queue=depth,
+                           request_interval=1).beat_cycles[-1]
             for depth in (9, 16, 40)}
     assert last[9] - last[16] == 4 * (16 - 9)
     assert last[16] - last[40] == 4 * (40 - 16)

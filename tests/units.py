@@ -12,7 +12,8 @@ a test that needs "some unit with the least queues" takes one that is built anyw
   walk at lanes 1, the im2col family without gather4 at lanes 8, Hopper's swizzles
   alone), addresses made by stepping (the walker), the request former (the datapath's
   back end), the least beat and completion queues such a unit may have (13 and 3: the
-  datapath's queues), the rules checked at commit (the descriptor file, the front end);
+  datapath's queues), the rules checked at commit (the descriptor file, the front end),
+  a request interval of 1 (the front end's skid register);
 - for the timing model's queue tests under Verilator, whose lanes-1 builds are the
   cheapest: ``LEAST``, every mode on the least queues of a unit without a former (9 and
   3), and ``DEEP``, queues deeper than the default (40 beats, not a power of two; 12
@@ -37,10 +38,10 @@ DEFAULT = {lanes: UnitConfig(lanes=lanes) for lanes in (1, 8)}
 
 #: Every option with a block of its own, at lanes 1 and 8: some modes and the sm_100
 #: swizzles left out, step addressing, a 128-byte request former, the least queues a unit
-#: with a former may have, the rules at commit.
+#: with a former may have, the rules at commit, a request interval of 1.
 OPTIONS = {lanes: UnitConfig(lanes=lanes, modes=modes, swizzles="sm90", addressing="step", request_former=128,
                              beat_queue=BEAT_QUEUE_RANGE[0] + FORMER_STAGES,
-                             completion_depth=COMPLETION_DEPTH_RANGE[0], checks="at_commit")
+                             completion_depth=COMPLETION_DEPTH_RANGE[0], checks="at_commit", request_interval=1)
            for lanes, modes in ((1, "tiled+gather4"), (8, "tiled+im2col+im2col_w"))}
 
 #: Every mode on the least queues of a unit without a request former, at lanes 1.
