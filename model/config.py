@@ -59,8 +59,8 @@ CHECKS = ("per_request", "at_commit")
 #: 2 (the default), a job every other cycle: the last stage holds its job for a cycle
 #: while the stages before it wait, and no skid register is needed (docs/architecture.md,
 #: "Timing"). The walker spends a cycle on each beat of a job, so a request of two beats
-#: or more runs at full rate either way; every workload of the suite does (the shortest
-#: is 4 beats at lanes 8).
+#: or more runs at full rate either way, as every request of the workload suite does at
+#: every lane count (docs/exploration.md).
 REQUEST_INTERVALS = (1, 2)
 
 #: Entries the beat queue may have (``UnitConfig.beat_queue``). The least is the records

@@ -214,7 +214,7 @@ class _FrontEnd:
 
     __slots__ = ("gaps", "count", "stages", "job_register", "skid", "next_request", "wait", "interval")
 
-    def __init__(self, gaps: list[int], interval: int = 1):
+    def __init__(self, gaps: list[int], interval: int):
         self.gaps, self.interval = gaps, interval
         self.count = len(gaps)
         self.stages = [None] * (FRONT_END_STAGES - 1)   # request index or None, before the job register

@@ -1,7 +1,8 @@
 """The front of the unit: accept a request, snapshot its descriptor, check every rule,
 and set up the job the walker runs.
 
-Eleven stages, one request per cycle, cut so that no stage holds more than about one
+Eleven stages, a job every other cycle at the most (``UnitConfig.request_interval``,
+every cycle at 1), cut so that no stage holds more than about one
 carry chain, one small shifter or one multiplier behind a few levels of logic
 (docs/fpga.md, "Clock speed"):
 
@@ -47,7 +48,8 @@ job register takes it if the walker has taken (or never had) the one before; els
 waits there, with the stages stopped, until it can move up. So the stages' enable is a
 register (``advance``, equal to stage 10's valid bit inverted, and the values' enable
 ``load`` another, both set a cycle ahead): no path runs from the walker or the datapath
-through logic to the front end's 10,000 flip-flops (docs/fpga.md, "Clock speed"), and
+through logic to the enables of the front end's flip-flops (docs/fpga.md, "Clock
+speed"), and
 jobs leave at most every other cycle, which keeps a walker busy on any job of two beats
 or more.
 
@@ -59,8 +61,8 @@ request is accepted every cycle while jobs are taken every cycle, at the cost of
 skid's job-wide register and the job register's choice between it and stage 10.
 
 The valid bits move with every advance; the stages' values and their line load only
-while some stage holds a request (``advance`` and a register, :func:`.pipeline.occupied`),
-and stage 1's in the cycles a request is accepted. What an empty stage holds is never
+while some stage holds a request (``load``, a register set a cycle ahead to ``advance``
+and :func:`.pipeline.any_valid`), and stage 1's in the cycles a request is accepted. What an empty stage holds is never
 read, and an idle front end changes no state, so a gated simulation skips it
 (sim/gating.py).
 
@@ -343,11 +345,12 @@ class FrontEnd(wiring.Component):
         # advance and load one cycle ahead: the stages move while stage 10 (the skid) is
         # empty, which it is next cycle where they move now and stage 9 is empty, or
         # where they wait and the job register takes its job
-        ahead = Mux(advance, ~stage[9].valids[0], free) if skid_valid is None else free | (advance & ~r.valid)
+        (s9_valid,) = stage[9].valids
+        ahead = Mux(advance, ~s9_valid, free) if skid_valid is None else free | (advance & ~r.valid)
         m.d.sync += [advance.eq(ahead), load.eq(ahead & any_valid(self.requests.valid, stage.values()))]
-        busy = occupied(m, self.requests.valid, stage.values(), "s_busy", platform)
         if isinstance(platform, Proving):
             # what induction needs stated: the registers set ahead hold what they stand for
+            busy = occupied(m, self.requests.valid, stage.values(), "s_busy", platform)
             m.d.comb += [Assert(advance == ~(r.valid if skid_valid is None else skid_valid)),
                          Assert(load == (advance & busy))]
         return m

@@ -107,8 +107,9 @@ class ScenarioResult:
 def cycle_limit(beats: int, requests: int, gaps: int, ready: np.ndarray, completion_ready: np.ndarray) -> int:
     """The cycles a run is given before it counts as hung (the checker then reports the
     completions that never came): ten times what the beats, the requests and their gaps
-    need at the streams' ready rates (the unit takes a request a cycle and emits a beat a
-    cycle, and a request's completion comes within a few hundred cycles), and the cycles
+    need at the streams' ready rates (the unit takes a request every cycle or two and
+    emits a beat a cycle, and a request's completion comes within a few hundred cycles),
+    and the cycles
     of a period of the completion stream's pattern that are not ready."""
     rate = min(ready.mean(), completion_ready.mean())
     stall = len(completion_ready) - int(np.count_nonzero(completion_ready))

@@ -672,7 +672,7 @@ class DatapathOneCompletionEach(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         block, probe, inside = _datapath(m, self.mutation)
-        width = self.config.id_width
+        width = FORMAL_CONFIG.id_width
         sent, taken = Signal(width, name="sent"), Signal(width, name="taken")
         carries = block.walk.valid & block.walk.record.has_completion
         m.d.comb += Assume(block.walk.record.completion.request_id == sent)
@@ -966,8 +966,8 @@ class FrontEndOneJobEach(Elaboratable):
 class FrontEndJobStream(Elaboratable):
     """The front end's job stream (the walker's input) keeps the stream rules: once
     valid, valid and the same payload until ready. What the last stage offers the job
-    and skid registers (``incoming``) is a cut point: holding a job is the property,
-    whatever job it is."""
+    register (and the skid register, at a request interval of 1: ``incoming``) is a cut
+    point: holding a job is the property, whatever job it is."""
 
     cuts = ("w:frontend.incoming w:frontend.inner.incoming",)
 

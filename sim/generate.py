@@ -23,6 +23,7 @@ from ..model.gather import GATHER_ROWS
 from ..model.layout import DESCRIPTOR_BYTES, REQUEST_FIELDS, flat_fields, payload_width, unpack_payload
 from ..model.request import IM2COL_OFFSET_RANGES, REDUCE_TYPES
 from ..model.tensormap import CORNER_RANGES, PACKED_SWIZZLES
+from ..model.timing import FRONT_END_STAGES
 from ..model.unit import fields_from_request
 from .cosim import MAX_CASE_BEATS, Scenario
 
@@ -534,19 +535,30 @@ def faults_scenario(draw, config: UnitConfig) -> Scenario:
         return _scenario(config, pairs, draw, completion_stall=(draw.integers(0, 200), draw.integers(500, 5000)),
                          completion_ready_probability=draw.choice([1.0, 0.5, 0.1]))
     if fault == "rewrite":
-        # a word of a request's slot written at a cycle around the request's accept (the
-        # front end takes one a cycle from cycle 0 when nothing holds it up)
+        # a word of a request's slot written at a cycle around the request's accept
         scenario = _scenario(config, pairs, draw)
         scenario.max_gap = 0
         if scenario.requests:
             index = draw.integers(0, len(scenario.requests) - 1)
-            scenario.rewrite = (max(0, index + draw.integers(-4, 4)), scenario.requests[index]["slot"],
-                                draw.integers(0, 31), draw.integers(0, (1 << 32) - 1))
+            scenario.rewrite = (max(0, _accept_cycle(config, index) + draw.integers(-4, 4)),
+                                scenario.requests[index]["slot"], draw.integers(0, 31),
+                                draw.integers(0, (1 << 32) - 1))
         return scenario
     scenario = _scenario(config, pairs, draw)
     scenario.max_gap = draw.integers(4, 64)
     scenario.ready_probability = draw.choice([0.9, 0.5, 0.05])
     return scenario
+
+
+def _accept_cycle(config: UnitConfig, index: int) -> int:
+    """The cycle request ``index`` is accepted in when requests come back to back from
+    cycle 0 and nothing behind the front end holds it up (model/timing.py): one a cycle
+    until the first reaches the last stage before the job register, then one every
+    ``request_interval`` cycles (at 2, a cycle more for the first of those)."""
+    filled = FRONT_END_STAGES - 1
+    if config.request_interval == 1 or index < filled:
+        return index
+    return filled + 1 + config.request_interval * (index - filled)
 
 
 #: The campaign's generators by name.

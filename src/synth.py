@@ -31,10 +31,9 @@ from amaranth.back import rtlil
 from .model.config import UnitConfig
 from .rtl.dsp import ECP5
 from .rtl.pipeline import KEEP_COPIES
-from .rtl.regfile import UNDEFINED_COLLISIONS
 from .rtl.datapath import Datapath
 from .rtl.frontend import FrontEnd
-from .rtl.regfile import DescriptorFile
+from .rtl.regfile import DescriptorFile, UNDEFINED_COLLISIONS
 from .rtl.request_former import RequestFormer
 from .rtl.unit import TmaUnit
 from .rtl.walker import Walker

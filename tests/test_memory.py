@@ -19,7 +19,7 @@ from tma_unit.model.errors import ErrorCode
 from tma_unit.model.memory import SECTOR_BYTES, Memory, merge, simulate, smem_wavefronts
 from tma_unit.model.swizzle import swizzle
 from tma_unit.model.tensormap import dense_strides
-from tma_unit.model.timing import memory_beats, predict, records_of
+from tma_unit.model.timing import back_end_stages, memory_beats, predict, records_of
 from tma_unit.model.traversal import units_per_chunk
 from tma_unit.sim import generate
 from tma_unit.workloads import workload
@@ -278,10 +278,12 @@ def test_the_memory_sees_the_unit_resume_a_beat_a_cycle_after_a_stall():
         images, _, fields = workload(name).stream(config)
         records = [records_of(images[f["slot"]], f, config) for f in fields]
         gaps = list(rng.integers(0, 3, len(records)))
-        free = predict(records, gaps, [1], beat_queue=config.beat_queue).beat_cycles
+        unit = dict(beat_queue=config.beat_queue, stages=back_end_stages(config),
+                    request_interval=config.request_interval)
+        free = predict(records, gaps, [1], **unit).beat_cycles
         ready = (rng.random(int(free[-1]) * 4 + 64) < 0.4).astype(int)
         ready[-1] = 1
-        got = predict(records, gaps, list(ready), beat_queue=config.beat_queue).beat_cycles
+        got = predict(records, gaps, list(ready), **unit).beat_cycles
         highs, previous, expected = np.flatnonzero(ready), -1, []
         for cycle in free:
             previous = int(highs[np.searchsorted(highs, max(int(cycle), previous + 1))])

@@ -36,7 +36,8 @@ def replay_unit(scenario, backend: str) -> UnitConfig:
     (tests/units.py) that has the case's request former and address maker (the blocks a
     case exercises beyond the walk) and answers every request of the case as the case's
     own configuration does (the same code and byte count from the model: its modes and
-    swizzles are built, its limits the same); the case's own configuration where no
+    swizzles are built, its limits the same) and the case's request interval (the front
+    end's timing); the case's own configuration where no
     built unit does. The lockstep checker takes its expectations from the model for the
     unit it runs on, so a replay on such a unit checks the same requests through the
     same blocks."""
@@ -44,7 +45,8 @@ def replay_unit(scenario, backend: str) -> UnitConfig:
     images = {slot: image for slot, image in scenario.images.items() if scenario.valid_slots >> slot & 1}
     answers = lambda config: [check(images.get(fields["slot"]), fields, config) for fields in scenario.requests]
     for unit in built(backend):
-        if (unit.request_former, unit.addressing) == (case.request_former, case.addressing) \
+        if (unit.request_former, unit.addressing, unit.request_interval) \
+                == (case.request_former, case.addressing, case.request_interval) \
                 and answers(unit) == answers(case):
             return unit
     return case

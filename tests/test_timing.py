@@ -9,13 +9,14 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 
-from tma_unit.model.config import REQUEST_INTERVALS
+from tma_unit.model.config import REQUEST_INTERVALS, UnitConfig
 from tma_unit.model.memory import Memory
 from tma_unit.model.issuer import Issuer
-from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, predict,
+from tma_unit.model.timing import (BACK_END_STAGES, COMPLETION_LATENCY, FRONT_END_STAGES, _FrontEnd, predict,
                                    predict_memory, predict_scenario, scenario_beats, ReadyPattern)
 from tma_unit.sim.cosim import completion_pattern, ready_pattern, request_gaps
 from tma_unit.sim.demo import DEMO_CASES, demo_scenario
+from tma_unit.sim.generate import _accept_cycle
 from tma_unit.sim.ledger import describe
 from tma_unit.sim.native import run_native
 from tma_unit.sim.verilator import VerilatorUnit
@@ -192,6 +193,21 @@ def test_a_request_interval_of_2_spaces_the_jobs_two_cycles_apart():
         predict([(1, True)], [0], [1], request_interval=3)
 
 
+def test_the_rewrite_fault_aims_at_the_accept_cycles_of_the_timing_model():
+    """The campaign's rewrite fault (sim/generate.py) writes a request's slot around the
+    cycle the request is accepted, taken in closed form: it must be the timing model's
+    accept cycle for requests back to back with the walker always taking."""
+    for interval in REQUEST_INTERVALS:
+        front, accepted, cycle = _FrontEnd([0] * 40, interval), [], 0
+        while front.next_request < 40:
+            before = front.next_request
+            front.step(True)
+            accepted += [cycle] * (front.next_request - before)
+            cycle += 1
+        config = UnitConfig(request_interval=interval)
+        assert [_accept_cycle(config, index) for index in range(40)] == accepted
+
+
 def test_never_ready_is_refused():
     with pytest.raises(ValueError, match="never ready"):
         ReadyPattern(np.zeros(8))
@@ -200,10 +216,9 @@ def test_never_ready_is_refused():
 def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
     """Derived from the completion queue's structure (a memory of ``depth - 1`` entries and
     an output register): one-beat requests back to back at a request interval of 1 (a
-    job every cycle), the beat stream always ready,
-    the completion stream stalled until cycle 200. The first ``depth`` beats leave one a
-    cycle from the first cycle a beat can leave, and their completions fill the queue;
-    then the beat queue's head waits. In cycle 200 the stream takes the output register's
+    job every cycle), the beat stream always ready, the completion stream stalled until
+    cycle 200. The first ``depth`` beats leave one a cycle from the first cycle a beat
+    can leave, and their completions fill the queue; then the beat queue's head waits. In cycle 200 the stream takes the output register's
     completion and the memory's oldest moves into it, so the memory has room in cycle 201,
     and from there a beat leaves and a completion is taken in every cycle."""
     stall, count, first = 200, 60, FRONT_END_STAGES + 1 + BACK_END_STAGES
@@ -227,10 +242,11 @@ def test_queues_shorter_than_the_rate_needs_are_refused():
 
 def test_with_requests_waiting_the_depth_changes_no_cycle():
     """Derived from the structure: one-beat requests offered back to back at a request
-    interval of 1 (a job every cycle), the beat stream stalled for the first 200 cycles. The unit stops once ``beat_queue`` records are behind
-    the walker, with requests waiting in front of it. When the stall ends the held beats
-    leave in consecutive cycles, and the rest follow with no bubble, since every allowed
-    depth holds more than the back end's records in flight. So the beats leave at cycles
+    interval of 1 (a job every cycle), the beat stream stalled for the first 200 cycles.
+    The unit stops once ``beat_queue`` records are behind the walker, with requests
+    waiting in front of it. When the stall ends the held beats leave in consecutive
+    cycles, and the rest follow with no bubble, since every allowed depth holds more
+    than the back end's records in flight. So the beats leave at cycles
     200, 201, ... and each completion 2 cycles after its beat, whatever the depth: a
     deeper queue buys nothing while requests wait (the test below shows where it does)."""
     stall = 200
@@ -243,9 +259,10 @@ def test_with_requests_waiting_the_depth_changes_no_cycle():
 
 def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
     """Requests offered every 4 cycles (3 idle cycles after each is taken), 1 beat each,
-    at a request interval of 1, the stream stalled for the first 300 cycles. A request is only taken while the front
-    end moves, so once the unit is full (``beat_queue`` records behind the walker, and the
-    front end's registers behind those), the offers wait. 300 cycles is time enough to
+    at a request interval of 1, the stream stalled for the first 300 cycles. A request is
+    only taken while the front end moves, so once the unit is full (``beat_queue``
+    records behind the walker, and the front end's registers behind those), the offers
+    wait. 300 cycles is time enough to
     fill even a 40-entry queue (75 offers). Each entry more is one more request taken
     during the stall; after it the stored beats drain one a cycle, faster than the offers
     come (one in 4), so the run ends at the offers' pace, and the last beat leaves 4
