@@ -8,6 +8,7 @@ from tma_unit.constraints.ulx3s import (NEXTPNR_OPTIONS, PFD_MIN_MHZ, PROTO_NAME
                                         _platform, nextpnr_command, nextpnr_options, pll_dividers)
 from tma_unit.model.config import UnitConfig
 from tma_unit.rtl.pipeline import KEEP_COPIES
+from tma_unit.rtl.regfile import UNDEFINED_COLLISIONS
 
 
 @pytest.mark.parametrize("mhz", [8, 10, 25, 40, 50, 100, 125])
@@ -106,14 +107,15 @@ def test_unknown_device_is_refused():
 def test_the_classic_abc_fallback_replaces_only_the_lut_mapping():
     """The build's second LUT mapper (when Yosys's ABC9 stops): synth_ecp5 up to its LUT
     mapping, classic ABC, then synth_ecp5 from its cell mapping on, in that order; both
-    mappers keep the copied registers apart (KEEP_COPIES) before synthesis."""
+    mappers keep the copied registers apart (KEEP_COPIES) and leave the slot memories'
+    read-during-write data undefined (UNDEFINED_COLLISIONS) before synthesis."""
     overrides = _lut_mappers("proto")["abc"]
     plan = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto", do_build=False,
                                   **overrides)
     script = plan.files["proto.ys"]
-    steps = ["read_rtlil", KEEP_COPIES, "synth_ecp5 -run :map_luts -top proto", "abc -lut 4 -dress", "synth_ecp5 -top proto -run map_cells:",
-             "write_json proto.json"]
+    steps = ["read_rtlil", KEEP_COPIES, UNDEFINED_COLLISIONS, "synth_ecp5 -run :map_luts -top proto",
+             "abc -lut 4 -dress", "synth_ecp5 -top proto -run map_cells:", "write_json proto.json"]
     places = [script.find(step) for step in steps]
     assert -1 not in places, script
     assert places == sorted(places)
-    assert _lut_mappers("proto")["abc9"] == {"script_after_read": KEEP_COPIES}
+    assert _lut_mappers("proto")["abc9"] == {"script_after_read": f"{KEEP_COPIES}; {UNDEFINED_COLLISIONS}"}
