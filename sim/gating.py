@@ -62,7 +62,7 @@ def partition_script(gated, passes: str, top: str = "top") -> str:
     # computes in a second pass: split by driver, each piece is the register or a constant
     commands = [f"hierarchy -top {top}", "proc", "memory_collect", f"submod -name {CORE} {top}/c:* {others}",
                 f"setattr -mod -set keep_hierarchy 1 {keep} {CORE}", "flatten", passes,
-                f"splitnets -ports -driver {keep}",
+                *([f"splitnets -ports -driver {keep}"] if gated else []),
                 f"select {top}", "write_json -selected top.json", "select -clear", "design -save whole"]
     for name in (CORE, *gated):
         module = name if name == CORE else f"{top}.{name}"
