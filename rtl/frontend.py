@@ -49,9 +49,8 @@ waits there, with the stages stopped, until it can move up. So the stages' enabl
 register (``advance``, equal to stage 10's valid bit inverted, and the values' enable
 ``load`` another, both set a cycle ahead): no path runs from the walker or the datapath
 through logic to the enables of the front end's flip-flops (docs/fpga.md, "Clock
-speed"), and
-jobs leave at most every other cycle, which keeps a walker busy on any job of two beats
-or more.
+speed"), and jobs leave at most every other cycle, which keeps a walker busy on any job
+of two beats or more.
 
 At a request interval of 1 the stages move together while a skid register is empty. A
 job the walker does not take yet stays in the job register, and the job behind it
@@ -61,10 +60,10 @@ request is accepted every cycle while jobs are taken every cycle, at the cost of
 skid's job-wide register and the job register's choice between it and stage 10.
 
 The valid bits move with every advance; the stages' values and their line load only
-while some stage holds a request (``load``, a register set a cycle ahead to ``advance``
-and :func:`.pipeline.any_valid`), and stage 1's in the cycles a request is accepted. What an empty stage holds is never
-read, and an idle front end changes no state, so a gated simulation skips it
-(sim/gating.py).
+while some stage holds a request (``load``, :func:`.pipeline.occupied` set a cycle
+ahead with ``advance``), and stage 1's in the cycles a request is accepted. What an
+empty stage holds is never read, and an idle front end changes no state, so a gated
+simulation skips it (sim/gating.py).
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -96,7 +95,7 @@ from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, de
                      decode_row_bytes, rank_is, rank_above)
 from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
                       COUNT_WIDTH)
-from .pipeline import Line, Proving, Stage, any_valid, bundle, occupied
+from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
 from .regfile import SnapshotSignature
@@ -347,12 +346,11 @@ class FrontEnd(wiring.Component):
         # where they wait and the job register takes its job
         (s9_valid,) = stage[9].valids
         ahead = Mux(advance, ~s9_valid, free) if skid_valid is None else free | (advance & ~r.valid)
-        m.d.sync += [advance.eq(ahead), load.eq(ahead & any_valid(self.requests.valid, stage.values()))]
+        m.d.sync += advance.eq(ahead)
+        m.d.comb += load.eq(occupied(m, self.requests.valid, stage.values(), "s_load", platform, (advance, ahead)))
         if isinstance(platform, Proving):
-            # what induction needs stated: the registers set ahead hold what they stand for
-            busy = occupied(m, self.requests.valid, stage.values(), "s_busy", platform)
-            m.d.comb += [Assert(advance == ~(r.valid if skid_valid is None else skid_valid)),
-                         Assert(load == (advance & busy))]
+            # what induction needs stated: the enable set ahead is what it stands for
+            m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
         return m
 
     def _accept(self, m, stage, advance, accept):

@@ -43,7 +43,7 @@ from amaranth.lib.memory import Memory, ReadPort
 
 from .dsp import Multiplier
 
-__all__ = ["Stage", "Line", "occupied", "any_valid", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
+__all__ = ["Stage", "Line", "occupied", "Proving", "PROOF", "Delayed", "settled", "copies", "KEEP_COPIES", "bundle", "extend", "narrow"]
 
 
 def bundle(cls):
@@ -275,26 +275,24 @@ class Line(Elaboratable):
         return pointers[delay]
 
 
-def any_valid(offered, stages):
-    """Whether ``offered`` (a value offered to the first stage) or a valid bit of any of
-    ``stages`` (:class:`Stage` objects) is set: what :func:`occupied` registers."""
-    return reduce(or_, [offered, *(valid for stage in stages for valid in stage.valids)])
-
-
-def occupied(m, offered, stages, name: str, platform=None):
+def occupied(m, offered, stages, name: str, platform=None, enable=None):
     """A register that is high in every cycle some of ``stages`` (:class:`Stage` objects)
     holds a valid bit that is set, and may be high in others: set after a cycle in which
     ``offered`` (a value offered to the first stage) or any of their valid bits was. A
     pipeline's values need load only while it is high (``Stage``'s ``load``). This
     holds where each stage's valid bit is set only from the stage before it, from itself
     or from ``offered``: a stage's valid bit at a cycle then comes from the cycle before.
-    For a proof (:class:`Proving` as ``platform``), it asserts that: a proof by
+    ``enable``, where given, is the stages' enable as a pair (the register, the value it
+    takes next): the register is then ANDed with it a cycle ahead, and is the values'
+    enable itself, a flip-flop rather than a gate behind two. For a proof
+    (:class:`Proving` as ``platform``), it asserts what it promises: a proof by
     induction starts from an arbitrary state, and needs it stated."""
     valids = [valid for stage in stages for valid in stage.valids]
+    now, ahead = enable if enable is not None else (Const(1, 1), Const(1, 1))
     register = Signal(name=name)
-    m.d.sync += register.eq(any_valid(offered, stages))
+    m.d.sync += register.eq(ahead & reduce(or_, [offered, *valids]))
     if isinstance(platform, Proving):
-        m.d.comb += Assert(register | ~reduce(or_, valids))
+        m.d.comb += Assert(register | ~(now & reduce(or_, valids)))
     return register
 
 
