@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, Signal
+from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, ResetSignal, Signal
 from amaranth.lib import io
 from amaranth.lib.cdc import ResetSynchronizer
 
@@ -86,7 +86,15 @@ class Ulx3sTop(Elaboratable):
             o_CLKOP=clock, o_LOCK=locked)
         m.domains.sync = ClockDomain("sync")
         m.d.comb += ClockSignal("sync").eq(clock)
-        m.submodules.reset = ResetSynchronizer(~locked, domain="sync")
+        # reset held until the PLL locks, released in step with the clock; the synchronizer
+        # has a domain of its own, so that its output reaches the unit's reset through a
+        # clock buffer (DCCA) onto a global network: routed as a net of the fabric, the
+        # reset's first hop across the chip led the longest path (docs/fpga.md, "Clock speed")
+        m.domains.reset = ClockDomain("reset", local=True)
+        m.d.comb += ClockSignal("reset").eq(clock)
+        m.submodules.reset = ResetSynchronizer(~locked, domain="reset")
+        m.submodules.reset_buffer = Instance("DCCA", i_CLKI=ResetSignal("reset"), i_CE=1,
+                                             o_CLKO=ResetSignal("sync"))
         # no constraint of our own on `clock`: nextpnr derives the PLL output's from the
         # oscillator's 25 MHz (its log: "Derived frequency constraint ... for net clk")
 
