@@ -2,6 +2,8 @@
 (pins, clock constraint, the PLL instance), without running the tools; `tma-unit build`
 runs them (minutes; docs/fpga.md gives its figures)."""
 
+import re
+
 import pytest
 
 from tma_unit.constraints.ulx3s import (NEXTPNR_OPTIONS, PFD_MIN_MHZ, PROTO_NAME, VCO_MHZ, Ulx3sTop, _lut_mappers,
@@ -35,6 +37,25 @@ def test_build_plan_has_the_pins_the_clock_and_the_pll():
     assert 'FREQUENCY PORT "clk25_0__io" 25000000.0 HZ' in lpf
     rtlil = plan.files["proto.il"]
     assert "EHXPLLL" in rtlil and "CLKI_DIV 5" in rtlil and "CLKFB_DIV 2" in rtlil and "CLKOP_DIV 40" in rtlil
+
+
+def test_the_unit_s_reset_comes_from_the_synchronizer_through_a_global_buffer():
+    """The reset the PLL's lock releases is synchronized in a domain of its own, and that
+    synchronizer's output reaches the unit's domain only through a DCCA, which nextpnr
+    routes on a global network (docs/fpga.md, "The board top")."""
+    rtlil = _platform("85F").build(Ulx3sTop(UnitConfig(lanes=1, slots=2), mhz=10), name="proto",
+                                   do_build=False).files["proto.il"]
+
+    def cell(kind, name):
+        return re.search(rf"cell \\{re.escape(kind)} \\{name}\n(.*?)\n  end", rtlil, re.S).group(1)
+
+    assert "connect \\stage1 \\reset_rst [0]" in cell("proto.reset", "reset")
+    buffer = cell("DCCA", "reset_buffer")
+    assert "connect \\CLKI \\reset_rst [0]" in buffer and "connect \\CLKO \\rst" in buffer
+    assert "connect \\rst \\rst [0]" in cell("proto.top", "top")
+    # in the board top's module, the synchronizer's output has its wire, its driver and one load, the buffer
+    board = re.search(r"module \\proto\n(.*?)\nend\n", rtlil, re.S).group(1)
+    assert board.count("\\reset_rst") == 3
 
 
 def test_the_build_script_runs_nextpnr_with_the_options_given():
