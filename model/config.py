@@ -54,13 +54,14 @@ ADDRESSING = ("multiply", "step")
 CHECKS = ("per_request", "at_commit")
 
 #: The least cycles between two jobs the front end hands the walker
-#: (``UnitConfig.request_interval``): 1, a job every cycle, which takes a skid register
-#: beside the job register so that the front end's stages move on a registered enable;
-#: 2 (the default), a job every other cycle: the last stage holds its job for a cycle
-#: while the stages before it wait, and no skid register is needed (docs/architecture.md,
-#: "Timing"). The walker spends a cycle on each beat of a job, so a request of two beats
-#: or more runs at full rate either way, as every request of the workload suite does at
-#: every lane count (docs/exploration.md).
+#: (``UnitConfig.request_interval``): 1, a job every cycle, which takes a job register
+#: after the last stage and a skid register beside it so that the front end's stages
+#: move on a registered enable; 2 (the default), a job every other cycle: the last stage
+#: is the job register and the stages before it wait while it holds a job, so neither
+#: register is needed and the latency is a cycle less, and one job waits for the walker,
+#: not two (docs/architecture.md, "Timing"). The walker spends a cycle on each beat of a
+#: job, so a request of two beats or more runs at full rate either way, as every request
+#: of the workload suite does at every lane count (docs/exploration.md).
 REQUEST_INTERVALS = (1, 2)
 
 #: Entries the beat queue may have (``UnitConfig.beat_queue``). The least is the records
@@ -133,7 +134,8 @@ class UnitConfig:
         (docs/memory.md).
     request_interval : int
         The least cycles between two jobs leaving the front end (:data:`REQUEST_INTERVALS`):
-        1 or 2 (the default). With 2 the front end has no skid register; a stream of
+        1 or 2 (the default). With 2 the front end's last stage is its job register (no
+        job register of its own, no skid register, a cycle less latency); a stream of
         one-beat or rejected requests then runs at one request every other cycle.
     """
     lanes: int = 1

@@ -5,14 +5,14 @@ not from its output; tests/test_timing.py checks it against the RTL cycle for cy
 
 The structure it models:
 
-* the front end is a chain of ``FRONT_END_STAGES`` registers, the last the job register;
-  a request is accepted in a cycle the stages before the job register move. With a
-  request interval of 1 (``UnitConfig.request_interval``) a skid register is beside the
-  job register; the stages move in every cycle the skid is empty; the job register takes
-  the skid's job, else the stages' last, whenever it is empty or taken; when it is held
-  while the stages move, their last goes into the skid. With 2 there is no skid: the
-  stages move in every cycle their last is empty, and the job register takes the last
-  stage's job (emptying it) whenever it is empty or taken;
+* the front end is a chain of ``FRONT_END_STAGES[interval]`` registers at a request
+  interval of ``interval`` (``UnitConfig.request_interval``), the last the job register
+  the walker takes from; a request is accepted in a cycle the stages before the job
+  register move. With 1 a skid register is beside the job register; the stages move in
+  every cycle the skid is empty; the job register takes the skid's job, else the stages'
+  last, whenever it is empty or taken; when it is held while the stages move, their
+  last goes into the skid. With 2 the job register is the last stage itself: the stages
+  move in every cycle it is empty, and it empties when the walker takes its job;
 * the walker holds one job; in every cycle it holds a credit it emits one record (a beat
   of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
   takes the next job in the cycle that emits the current job's last record;
@@ -65,9 +65,12 @@ __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "back_end_stages", "COMPLETION
            "predict_memory", "slot_image",
            "records_of", "records_from", "predict", "predict_scenario"]
 
-#: Registers from the request to the job register: accept + snapshot, decode (two),
-#: products and rows, box bytes and radices, rules, the first broken rule (the job).
-FRONT_END_STAGES = 11
+#: Registers from the request to the job register, the job register included, by request
+#: interval: accept + snapshot, decode (two), products and rows, box bytes and radices,
+#: rules, the first broken rule, the limits; at 1 the job register after them, at 2 the
+#: limits' stage is the job register (the job's code is logic behind it).
+FRONT_END_STAGES = {1: 11, 2: 10}
+assert set(FRONT_END_STAGES) == set(REQUEST_INTERVALS), "a front end's stages per request interval"
 #: Steps from the walker to the beat stream: the walk register, datapath A0, A1, A2, A3,
 #: B1, B2, and the beat queue (first word fall-through: an entry is at its head the cycle
 #: after it is written).
@@ -217,7 +220,7 @@ class _FrontEnd:
     def __init__(self, gaps: list[int], interval: int):
         self.gaps, self.interval = gaps, interval
         self.count = len(gaps)
-        self.stages = [None] * (FRONT_END_STAGES - 1)   # request index or None, before the job register
+        self.stages = [None] * (FRONT_END_STAGES[interval] - 1)   # request index or None, before the job register
         self.job_register = self.skid = None
         self.next_request = 0
         self.wait = gaps[0] if gaps else 0
@@ -225,17 +228,22 @@ class _FrontEnd:
     def step(self, job_ready: bool):
         """One cycle; ``job_ready``: the walker takes the job register's job in it."""
         offer = self.next_request < self.count and self.wait == 0
-        # the stages move while the skid register (interval 2: their last) is empty; a
-        # request is taken when they move
-        advance = self.skid is None if self.interval == 1 else self.stages[-1] is None
-        taken = offer and advance
-        if self.job_register is None or job_ready:
-            if self.interval == 2:
-                self.job_register, self.stages[-1] = self.stages[-1], None
-            else:
+        if self.interval == 1:
+            # the stages move while the skid register is empty
+            advance = self.skid is None
+            if self.job_register is None or job_ready:
                 self.job_register, self.skid = (self.skid, None) if self.skid is not None else (self.stages[-1], None)
-        elif advance and self.interval == 1:
-            self.skid = self.stages[-1]
+            elif advance:
+                self.skid = self.stages[-1]
+        else:
+            # the stages move while the job register, their last, is empty
+            advance = self.job_register is None
+            if advance:
+                self.job_register = self.stages[-1]
+            elif job_ready:
+                self.job_register = None
+        # a request is taken when the stages move
+        taken = offer and advance
         if advance:
             self.stages = [self.next_request if taken else None] + self.stages[:-1]
         if taken:
@@ -247,9 +255,7 @@ class _FrontEnd:
     @property
     def frozen(self) -> bool:
         """Whether nothing moves until the walker takes the job register's job."""
-        if self.interval == 1:
-            return self.skid is not None
-        return self.stages[-1] is not None and self.job_register is not None
+        return (self.skid if self.interval == 1 else self.job_register) is not None
 
     def idle(self, cycles: int):
         """``cycles`` cycles in which the walker takes no job: stepped one by one only while

@@ -1,8 +1,9 @@
 """The front of the unit: accept a request, snapshot its descriptor, check every rule,
 and set up the job the walker runs.
 
-Eleven stages, a job every other cycle at the most (``UnitConfig.request_interval``,
-every cycle at 1), cut so that no stage holds more than about one
+Ten stages, the last the job register, and a job every other cycle at the most
+(``UnitConfig.request_interval``; at 1, eleven stages and a job every cycle), cut so
+that no stage holds more than about one
 carry chain, one small shifter or one multiplier behind a few levels of logic
 (docs/fpga.md, "Clock speed"):
 
@@ -25,9 +26,11 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
    tensor's last byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
    of the last byte's high bits; the beat count; the first broken group; the pixel
-   walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`);
-11. the code (the first broken group's first rule, else SMEM_BOUNDS, else ADDRESS_WRAP):
-   the job register (with a skid register behind it at a request interval of 1).
+   walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`). At a request interval
+   of 2 this is the job register: the job's code (the first broken group's first rule,
+   else SMEM_BOUNDS, else ADDRESS_WRAP) is logic behind it;
+11. at a request interval of 1, the code into the job register, with a skid register
+   behind it.
 
 Every 18x18 product is a DSP block with its own registers (:meth:`.pipeline.Stage.product`,
 :mod:`.dsp`): the operands registered as one stage and the product as the next (the
@@ -42,22 +45,24 @@ What a stage only passes on (the request, the decoded fields a later stage reads
 in the stages' :class:`.pipeline.Line`, in LUT RAM, not in a register a stage
 (docs/architecture.md, "Where values are kept").
 
-The stages move together while stage 10 is empty (``UnitConfig.request_interval`` 2,
-the default): a job in stage 10 stops them for the cycle it spends there, in which the
-job register takes it if the walker has taken (or never had) the one before; else it
-waits there, with the stages stopped, until it can move up. So the stages' enable is a
+The stages move together while stage 10, the job register, is empty
+(``UnitConfig.request_interval`` 2, the default): a job there stops them until the
+walker takes it, which it can in the cycle the job arrives. So the stages' enable is a
 register (``advance``, equal to stage 10's valid bit inverted, and the values' enable
 ``load`` another, both set a cycle ahead): no path runs from the walker or the datapath
 through logic to the enables of the front end's flip-flops (docs/fpga.md, "Clock
 speed"), and jobs leave at most every other cycle, which keeps a walker busy on any job
-of two beats or more.
+of two beats or more. The job's code, count, beats and one-beat bit, which the walker
+loads and reads to know when it is free, come through the code's multiplexers (a LUT
+level or two beside the route); the rest of the job is stage 10's registers.
 
 At a request interval of 1 the stages move together while a skid register is empty. A
-job the walker does not take yet stays in the job register, and the job behind it
-moves into the skid, which stops the stages until the walker takes the first; the
-skid's job moves up in that cycle. The enable is the skid's valid bit inverted, and a
-request is accepted every cycle while jobs are taken every cycle, at the cost of the
-skid's job-wide register and the job register's choice between it and stage 10.
+job the walker does not take yet stays in the job register (stage 11), and the job
+behind it moves into the skid, which stops the stages until the walker takes the first;
+the skid's job moves up in that cycle. The enable is the skid's valid bit inverted, and
+a request is accepted every cycle while jobs are taken every cycle, at the cost of two
+job-wide registers (the job register and the skid) and the job register's choice
+between the skid and stage 10.
 
 The valid bits move with every advance; the stages' values and their line load only
 while some stage holds a request (``load``, :func:`.pipeline.occupied` set a cycle
@@ -104,10 +109,10 @@ from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room
 
 __all__ = ["FrontEnd", "STAGES", "saturate", "place_values", "mixed_radix", "ModeKinds"]
 
-#: Registers from a request to its job, the job register the last: the timing model's
-#: FRONT_END_STAGES, which the stages below are numbered by.
+#: Registers from a request to its job by request interval, the job register the last:
+#: the timing model's FRONT_END_STAGES, which the stages below are numbered by.
 STAGES = FRONT_END_STAGES
-assert STAGES == 11, "the front end's stages are written out below: 1, 2 to 10 and the job register"
+assert STAGES == {1: 11, 2: 10}, "the front end's stages are written out below: 1, 2 to 10, at 1 the job register"
 #: Rules whose first broken one stage 9 finds; stage 10 picks among the groups.
 RULE_GROUP = 8
 
@@ -326,7 +331,7 @@ class FrontEnd(wiring.Component):
         m.d.comb += accept.eq(self.requests.valid & advance)
         m.submodules.line = line = Line(load, "s")
         stage = {1: Stage(m, advance, "s1", line, load=accept),
-                 **{k: Stage(m, advance, f"s{k}", line, load=load) for k in range(2, STAGES)}}
+                 **{k: Stage(m, advance, f"s{k}", line, load=load) for k in range(2, STAGES[2] + 1)}}
         valid, request = self._accept(m, stage[1], advance, accept)
         checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
@@ -343,7 +348,8 @@ class FrontEnd(wiring.Component):
         free = self._job_register(m, r, skid_valid, advance)
         # advance and load one cycle ahead: the stages move while stage 10 (the skid) is
         # empty, which it is next cycle where they move now and stage 9 is empty, or
-        # where they wait and the job register takes its job
+        # where they wait and the walker takes stage 10's job (the job register takes
+        # the skid's or stage 10's)
         (s9_valid,) = stage[9].valids
         ahead = Mux(advance, ~s9_valid, free) if skid_valid is None else free | (advance & ~r.valid)
         m.d.sync += advance.eq(ahead)
@@ -504,10 +510,10 @@ class FrontEnd(wiring.Component):
             wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
     def _job_register(self, m, r: Limits, skid_valid, advance):
-        """Stage 11: the code (the first broken group's first rule, else SMEM_BOUNDS, else
-        ADDRESS_WRAP), into the job register, with the skid register behind it (a request
-        interval of 1) or stage 10 waiting in its place (2). Returns whether the job
-        register is free to load (empty, or its job taken)."""
+        """The code (the first broken group's first rule, else SMEM_BOUNDS, else
+        ADDRESS_WRAP) and the job: offered from stage 10 (a request interval of 2), or
+        into stage 11, the job register, with the skid register behind it (1). Returns
+        whether the job register is free to load (empty, or its job taken)."""
         code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
@@ -517,15 +523,14 @@ class FrontEnd(wiring.Component):
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
-        free = ~self.job.valid | self.job.ready
         if skid_valid is None:
-            # stage 10 is full only while the stages wait (advance is its valid bit
-            # inverted): its job leaves when the job register is free
-            with m.If(free):
-                m.d.sync += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming)]
-                with m.If(r.valid):
-                    m.d.sync += r.valid.eq(0)
-            return free
+            # stage 10 is the job register: full only while the stages wait (advance is
+            # its valid bit inverted), it empties when the walker takes its job
+            m.d.comb += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming)]
+            with m.If(r.valid & self.job.ready):
+                m.d.sync += r.valid.eq(0)
+            return ~r.valid | self.job.ready
+        free = ~self.job.valid | self.job.ready
         skid = Signal(job_layout(self.config))
         with m.If(free):
             # the job register takes the skid's job if it holds one, else the stages'

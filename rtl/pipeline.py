@@ -293,6 +293,9 @@ def occupied(m, offered, stages, name: str, platform=None, enable=None):
     m.d.sync += register.eq(ahead & reduce(or_, [offered, *valids]))
     if isinstance(platform, Proving):
         m.d.comb += Assert(register | ~(now & reduce(or_, valids)))
+        if enable is not None:
+            # and it loads only with the stages: what a waiting stage holds stands still
+            m.d.comb += Assert(now | ~register)
     return register
 
 

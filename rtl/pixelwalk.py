@@ -50,8 +50,8 @@ def pixel_walk_ahead(walk, target):
     (``pixel_walk_layout``) from the walk ``walk``: per spatial dimension ``limit -
     stride``, whether ``low`` is at or past the limit, and the first pixel's ``passes``
     bits (``start`` at or past the limit where the dimension walks). The front end makes
-    them a stage before the job register, so the walker has no compare in series with a
-    pixel step nor with a job's load (:func:`pixel_step`)."""
+    them from stage 9's job into stage 10's registers, so the walker has no compare in
+    series with a pixel step nor with a job's load (:func:`pixel_step`)."""
     start_passes = Cat(Mux(walk.walks[i], at, ~walk.counts[i]) for i, at in enumerate(at_limit(walk, walk.start)))
     return ([target.step_limit[i].eq(walk.limit[i] - walk.stride[i]) for i in range(SPATIAL)]
             + [target.low_wraps.eq(at_limit(walk, walk.low)), target.start_passes.eq(start_passes),

@@ -41,7 +41,7 @@ def in_flight_limit(config: UnitConfig) -> int:
     figure (the datapath's credits keep the records past the walker within the beat
     queue's entries): a count a bit too wide costs a flip-flop, one too narrow wraps to
     0 with requests in flight."""
-    return (FRONT_END_STAGES            # stages 1 to 11, the job register the last
+    return (FRONT_END_STAGES[config.request_interval]   # stages 1 to 10 or 11, the job register the last
             + int(config.request_interval == 1)     # the front end's skid register
             + 1                         # the walker's job
             + back_end_stages(config) - 1   # the walk register to the queue (the queue counted next)

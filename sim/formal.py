@@ -64,8 +64,9 @@ FORMAL_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4)
 #: completion queue as full as it gets with the stream always ready.
 LEAST_QUEUES_CONFIG = UnitConfig(lanes=1, slots=2, id_width=4, beat_queue=BEAT_QUEUE_RANGE[0],
                                  completion_depth=COMPLETION_DEPTH_RANGE[0])
-#: The formal configuration with a request interval of 1: a front end with a skid
-#: register beside its job register (the default, 2, has none).
+#: The formal configuration with a request interval of 1: a front end with a job
+#: register after its stages and a skid register beside it (at the default, 2, stage 10
+#: is the job register).
 INTERVAL_CONFIG = replace(FORMAL_CONFIG, request_interval=1)
 
 #: The Yosys commands between reading the harness and the solver (see the module's text).
@@ -940,15 +941,17 @@ class FrontEndOneJobEach(Elaboratable):
 
     @staticmethod
     def _invariant(m, probe, sent, taken, config):
-        """The requests in flight, oldest first (the job register, the skid register
-        where there is one, the jobs of stages 10 and 9, the requests of stages 8 to 1), are the ones
-        numbered ``taken`` to ``sent - 1``, in order: what makes the proof go through by
-        induction. Stage 9's job is named, not its request: the request stage 9 passes
-        on rides in the line, apart from the job's copy of its id; what the line's
-        rings hold, the line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
-        skid = ([(probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
-                if config.request_interval == 1 else [])
-        jobs = [(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])), *skid,
+        """The requests in flight, oldest first, are the ones numbered ``taken`` to
+        ``sent - 1``, in order: at a request interval of 1 the job register's and the skid
+        register's; then the jobs of stages 10 (at 2, the job register) and 9; then the
+        requests of stages 8 to 1. That is what makes the proof go through by induction. Stage 9's job is named,
+        not its request: the request stage 9 passes on rides in the line, apart from the
+        job's copy of its id; what the line's rings hold, the line states itself
+        (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
+        behind = ([(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
+                   (probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
+                  if config.request_interval == 1 else [])
+        jobs = [*behind,
                 (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"])),
                 (probe["s9_valid"], data.View(job_layout(config), probe["s9_job"]))]
         entries = [(valid, job.beat.request_id) for valid, job in jobs]
@@ -965,14 +968,15 @@ class FrontEndOneJobEach(Elaboratable):
 
 class FrontEndJobStream(Elaboratable):
     """The front end's job stream (the walker's input) keeps the stream rules: once
-    valid, valid and the same payload until ready. What the last stage offers the job
-    register (and the skid register, at a request interval of 1: ``incoming``) is a cut
-    point: holding a job is the property, whatever job it is."""
-
-    cuts = ("w:frontend.incoming w:frontend.inner.incoming",)
+    valid, valid and the same payload until ready. At a request interval of 1, what the
+    last stage offers the job register and the skid register (``incoming``) is a cut
+    point: holding a job is the property, whatever job it is. At 2 stage 10 is the job
+    register, its job ``incoming`` (its registers and the code's logic behind them), so
+    the property takes in what holds those registers: the stages' enable and the values'."""
 
     def __init__(self, mutation=None, config=FORMAL_CONFIG):
         self.mutation, self.config = mutation, config
+        self.cuts = (("w:frontend.incoming w:frontend.inner.incoming",) if config.request_interval == 1 else ())
 
     def elaborate(self, platform):
         m = Module()

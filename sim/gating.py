@@ -58,8 +58,8 @@ def partition_script(gated, passes: str, top: str = "top") -> str:
     others = " ".join(f"{top}/c:{name} %d" for name in gated)
     keep = " ".join(f"{top}.{name}" for name in gated)
     # a partition's output port some of whose bits are constants and the rest a register's
-    # (a job register whose fields are constant in this unit) would be a wire CXXRTL
-    # computes in a second pass: split by driver, each piece is the register or a constant
+    # or logic's (a job whose fields are constant in this unit) would be a wire CXXRTL
+    # computes in a second pass: split by driver, the constant bits are a piece of their own
     commands = [f"hierarchy -top {top}", "proc", "memory_collect", f"submod -name {CORE} {top}/c:* {others}",
                 f"setattr -mod -set keep_hierarchy 1 {keep} {CORE}", "flatten", passes,
                 *([f"splitnets -ports -driver {keep}"] if gated else []),

@@ -553,12 +553,12 @@ def faults_scenario(draw, config: UnitConfig) -> Scenario:
 def _accept_cycle(config: UnitConfig, index: int) -> int:
     """The cycle request ``index`` is accepted in when requests come back to back from
     cycle 0 and nothing behind the front end holds it up (model/timing.py): one a cycle
-    until the first reaches the last stage before the job register, then one every
-    ``request_interval`` cycles (at 2, a cycle more for the first of those)."""
-    filled = FRONT_END_STAGES - 1
-    if config.request_interval == 1 or index < filled:
+    until the first reaches the job register, then one every ``request_interval``
+    cycles."""
+    filled = FRONT_END_STAGES[config.request_interval] - 1       # the stages before the job register
+    if config.request_interval == 1 or index <= filled:
         return index
-    return filled + 1 + config.request_interval * (index - filled)
+    return filled + config.request_interval * (index - filled)
 
 
 #: The campaign's generators by name.

@@ -802,8 +802,8 @@ def _add_built_options(parser, sweep=False):
     parser.add_argument("--request-interval", default=str(UnitConfig.request_interval),
                         help=f"{many}least cycles between two jobs of the front end: "
                              f"{' or '.join(map(str, REQUEST_INTERVALS))} (default {UnitConfig.request_interval}; "
-                             "2 leaves out the skid register; a stream of one-beat requests then runs at one every other "
-                             "cycle)")
+                             "2 leaves out the job and skid registers after the stages; a stream of one-beat requests then "
+                             "runs at one every other cycle)")
     if not sweep:
         parser.add_argument("--request-former", default="0", metavar="GRANULE",
                             help=f"build a request former of GRANULE bytes ({FORMER_GRANULE_RANGE[0]}.."

@@ -45,7 +45,7 @@ def test_back_to_back_gemm_tiles_run_at_the_lane_rate(lanes):
     (row,) = rows
     beats = row.bytes // (16 * lanes)
     assert row.bytes == 64 * 2 * 128 * 128          # 64 k-steps of two 128 x 64 fp16 blocks
-    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
+    first = FRONT_END_STAGES[Point(lanes, 8).request_interval] + 1 + BACK_END_STAGES
     assert row.cycles == (first + beats - 1) + COMPLETION_LATENCY + 1
     assert row.bytes_per_cycle == round(row.bytes / row.cycles, 3)
     assert row.fraction_of_sm == round(row.bytes / row.cycles / SM_BYTES_PER_CYCLE, 4)

@@ -205,7 +205,7 @@ def test_busy_from_accept_until_completion_taken():
     ``MARGIN`` after the take."""
     harness = Harness(CONFIG)
     dut = harness.unit
-    hold = 60           # the accept to the take; the completion is ready after its 16 beats + 22 cycles
+    hold = 60           # the accept to the take; the completion is ready after its 16 beats + 21 cycles
     samples, runs = [], []          # (cycle, BUSY), (accept cycle, take cycle)
     state = {"setup": False, "done": False}
 

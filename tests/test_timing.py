@@ -155,40 +155,48 @@ def test_steady_stretches_equal_cycle_by_cycle(records, seed, probability, max_g
     assert fast.cycles == slow.cycles
 
 
-def test_back_to_back_requests_keep_the_rate():
+@pytest.mark.parametrize("interval", REQUEST_INTERVALS)
+def test_back_to_back_requests_keep_the_rate(interval):
     """Derived from the documented structure: with ready high and no gaps, beats leave on
     consecutive cycles from the first on (the front end's registers, the walker's job
     load, the back end's steps), a rejected request's record takes one cycle of its own,
     each request completes COMPLETION_LATENCY cycles after its last record leaves, and
-    the run ends the cycle after the last completion."""
-    timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1])
-    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
-    assert timing.beat_cycles.tolist() == list(range(first, first + 8)) + [first + 9, first + 10]
+    the run ends the cycle after the last completion. At a request interval of 2 one job
+    waits for the walker, not two: the walker takes the rejected request with the second
+    job's last beat, and the last job reaches the job register two cycles after it, a
+    cycle after the rejected request's record."""
+    timing = predict([(5, True), (3, True), (1, False), (2, True)], [0] * 4, [1], request_interval=interval)
+    first = FRONT_END_STAGES[interval] + 1 + BACK_END_STAGES
+    gap = interval - 1                      # the cycle before the last job's first beat
+    assert timing.beat_cycles.tolist() == list(range(first, first + 8)) + [first + 9 + gap, first + 10 + gap]
     assert timing.beat_jobs.tolist() == [0] * 5 + [1] * 3 + [3] * 2
-    assert timing.completion_cycles.tolist() == [first + last + COMPLETION_LATENCY for last in (4, 7, 8, 10)]
-    assert timing.cycles == first + 10 + COMPLETION_LATENCY + 1
+    assert timing.completion_cycles.tolist() == [first + last + COMPLETION_LATENCY for last in (4, 7, 8, 10 + gap)]
+    assert timing.cycles == first + 10 + gap + COMPLETION_LATENCY + 1
 
 
 def test_a_request_interval_of_2_spaces_the_jobs_two_cycles_apart():
-    """Derived from the structure without a skid register: the last stage before the job
-    register holds each job for a cycle in which the stages wait, so jobs reach the
-    walker two cycles apart at the least. One-beat requests back to back then leave a
-    beat every other cycle from the same first cycle as at interval 1; jobs of two beats
-    or more keep the beat stream full. While the walker is busy, two jobs wait (the job
-    register and that stage), and it takes them in consecutive cycles."""
-    first = FRONT_END_STAGES + 1 + BACK_END_STAGES
+    """Derived from the structure without a skid register: the job register is the last
+    stage, and the stages wait while it is full, so it holds each job for a cycle at the
+    least and jobs reach the walker two cycles apart at the least, a stage sooner than
+    at interval 1. One-beat requests back to back then leave a beat every other cycle;
+    jobs of two beats or more keep the beat stream full."""
+    first = FRONT_END_STAGES[2] + 1 + BACK_END_STAGES
+    assert first == FRONT_END_STAGES[1] + BACK_END_STAGES
     ones = predict([(1, True)] * 5, [0] * 5, [1], request_interval=2)
     assert ones.beat_cycles.tolist() == [first + 2 * k for k in range(5)]
     assert ones.completion_cycles.tolist() == [first + 2 * k + COMPLETION_LATENCY for k in range(5)]
-    assert predict([(1, True)] * 5, [0] * 5, [1], request_interval=1).beat_cycles.tolist() == [first + k
+    assert predict([(1, True)] * 5, [0] * 5, [1], request_interval=1).beat_cycles.tolist() == [first + 1 + k
                                                                                                for k in range(5)]
     twos = predict([(2, True)] * 5, [0] * 5, [1], request_interval=2)
     assert twos.beat_cycles.tolist() == list(range(first, first + 10))
     mixed = predict([(3, True), (1, False), (1, False), (2, True)], [0] * 4, [1], request_interval=2)
-    # the two rejected requests waited in the job register and stage 10 while the walker
-    # spent 3 cycles on the first job: their records follow its beats in consecutive
-    # cycles; the last job reaches the job register 2 cycles after the second
-    assert mixed.beat_cycles.tolist() == [first, first + 1, first + 2, first + 6, first + 7]
+    # the walker takes the first job the cycle it reaches the job register (cycle 10 of
+    # the stages) and emits its records in the 3 cycles after; the stages waited a cycle
+    # then, and again while the first rejected request sat in the job register until the
+    # walker took it with the first job's last record (cycle 13); the second reaches the
+    # job register in cycle 15, the last job in cycle 17: its records are emitted 7 and 8
+    # cycles after the first job's first
+    assert mixed.beat_cycles.tolist() == [first, first + 1, first + 2, first + 7, first + 8]
     with pytest.raises(ValueError, match="request_interval: 3, not one of"):
         predict([(1, True)], [0], [1], request_interval=3)
 
@@ -221,7 +229,7 @@ def test_a_stalled_completion_stream_holds_the_beats_once_its_queue_is_full():
     can leave, and their completions fill the queue; then the beat queue's head waits. In cycle 200 the stream takes the output register's
     completion and the memory's oldest moves into it, so the memory has room in cycle 201,
     and from there a beat leaves and a completion is taken in every cycle."""
-    stall, count, first = 200, 60, FRONT_END_STAGES + 1 + BACK_END_STAGES
+    stall, count, first = 200, 60, FRONT_END_STAGES[1] + 1 + BACK_END_STAGES
     for depth in (3, 8, 20):
         timing = predict([(1, True)] * count, [0] * count, [1], completion_ready=[0] * stall + [1] * 4000,
                          completion_depth=depth, request_interval=1)
@@ -266,9 +274,9 @@ def test_a_deeper_queue_absorbs_a_stall_when_requests_come_slower_than_beats():
     fill even a 40-entry queue (75 offers). Each entry more is one more request taken
     during the stall; after it the stored beats drain one a cycle, faster than the offers
     come (one in 4), so the run ends at the offers' pace, and the last beat leaves 4
-    cycles earlier per entry. (At a request interval of 2 the stages also stop for the
-    cycle each job spends in their last, and an offer that falls in such a cycle waits
-    for the next, so the offers' pace is not 4 cycles there.)"""
+    cycles earlier per entry. (At a request interval of 2 the stages also stop while
+    their last, the job register, holds a job, and an offer that falls in such a cycle
+    waits for the next, so the offers' pace is not 4 cycles there.)"""
     stall, count = 300, 120
     ready = [0] * stall + [1] * 4000
     last = {depth: predict([(1, True)] * count, [3] * count, ready, beat_queue=depth,
