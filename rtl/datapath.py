@@ -363,15 +363,17 @@ class Datapath(wiring.Component):
         that what decides a record's leaving (and the completion queue's write) does not
         start at the queue's LUT RAM read (docs/fpga.md, "Clock speed"). It follows the
         queue's writes and reads: a read shifts every entry down, and a write lands
-        after the records left behind it (the queue's level, less this cycle's read)."""
+        after the records left behind it: entry ``level - read``, which is entry i where
+        the level is i + 1 with a read and i without. The level's compares are the
+        register's alone, so the read, late in the cycle, only picks between two bits
+        (a subtract behind the read was most of a placement's longest path)."""
         depth = self.config.beat_queue
         entries = [Signal(2, name=f"head_flags{i}", reset_less=True) for i in range(depth)]
         wrote, read = queue.w_en & queue.w_rdy, queue.r_en & queue.r_rdy
-        place = Signal(range(depth + 1), name="head_flags_place")         # the write's entry
-        m.d.comb += place.eq(queue.level - read)
         for i, entry in enumerate(entries):
             shifted = Mux(read, entries[i + 1] if i + 1 < depth else 0, entry)
-            m.d.sync += entry.eq(Mux(wrote & (place == i), Cat(written.is_beat, written.has_completion), shifted))
+            lands = wrote & Mux(read, queue.level == i + 1, queue.level == i)
+            m.d.sync += entry.eq(Mux(lands, Cat(written.is_beat, written.has_completion), shifted))
         return entries[0][0], entries[0][1]
 
     def _formed(self, m, queued, valid):
