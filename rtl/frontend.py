@@ -523,14 +523,14 @@ class FrontEnd(wiring.Component):
         m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
+        free = ~self.job.valid | self.job.ready
         if skid_valid is None:
             # stage 10 is the job register: full only while the stages wait (advance is
             # its valid bit inverted), it empties when the walker takes its job
             m.d.comb += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming)]
             with m.If(r.valid & self.job.ready):
                 m.d.sync += r.valid.eq(0)
-            return ~r.valid | self.job.ready
-        free = ~self.job.valid | self.job.ready
+            return free
         skid = Signal(job_layout(self.config))
         with m.If(free):
             # the job register takes the skid's job if it holds one, else the stages'

@@ -944,10 +944,10 @@ class FrontEndOneJobEach(Elaboratable):
         """The requests in flight, oldest first, are the ones numbered ``taken`` to
         ``sent - 1``, in order: at a request interval of 1 the job register's and the skid
         register's; then the jobs of stages 10 (at 2, the job register) and 9; then the
-        requests of stages 8 to 1. That is what makes the proof go through by induction. Stage 9's job is named,
-        not its request: the request stage 9 passes on rides in the line, apart from the
-        job's copy of its id; what the line's rings hold, the line states itself
-        (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
+        requests of stages 8 to 1. That is what makes the proof go through by induction.
+        Stage 9's job is named, not its request: the request stage 9 passes on rides in
+        the line, apart from the job's copy of its id; what the line's rings hold, the
+        line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
         behind = ([(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
                    (probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
                   if config.request_interval == 1 else [])

@@ -556,9 +556,7 @@ def _accept_cycle(config: UnitConfig, index: int) -> int:
     until the first reaches the job register, then one every ``request_interval``
     cycles."""
     filled = FRONT_END_STAGES[config.request_interval] - 1       # the stages before the job register
-    if config.request_interval == 1 or index <= filled:
-        return index
-    return filled + config.request_interval * (index - filled)
+    return index if index <= filled else filled + config.request_interval * (index - filled)
 
 
 #: The campaign's generators by name.
