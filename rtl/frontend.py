@@ -11,7 +11,8 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
    (the snapshot: later bus writes to the slot cannot reach this request);
 2. the snapshot copied into registers near the decode: the descriptor file's block RAM
    sits in the chip's rows of them, and the route from it is a stage of its own; beside
-   it a few bits of the decode (:func:`.decode.decode_early`);
+   it a few bits of the decode (:func:`.decode.decode_early`), from the descriptor file's
+   copy of the bytes they read, in LUT RAM, so that no logic follows the block RAM;
 3. to 6. the descriptor decoded in four layers (:mod:`.decode`): fields and sizes; the
    elements traversed per dimension; the shared-memory row; its bytes and the box's
    rows. Beside them: the partial products of the strides and dimensions the rules need
@@ -336,7 +337,7 @@ class FrontEnd(wiring.Component):
         checked = self.snapshot.checked if self.config.checks_at_commit else 0
         r = stage[2](Snapshotted(valid=valid, request=request, kinds=mode_kinds(request, self.config),
                                  slot_valid=self.snapshot.valid, checked=checked, snapshot=self.snapshot.data,
-                                 early=decode_early(self.snapshot.data)), None)
+                                 early=decode_early(self.snapshot.early)), None)
         r, steps = self._decode(stage, r)
         r = self._radices(stage, r)
         steps = self._step_level(stage[7], steps)

@@ -25,7 +25,7 @@ from ..model.tensormap import MAX_RANK
 from ..model.transactions import Transaction
 from ..model.unit import COUNT_LIMIT
 
-__all__ = ["DescriptorLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout", "request_layout",
+__all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout", "request_layout",
            "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS"]
 
@@ -63,6 +63,24 @@ def _payload_layout(table):
 
 
 DescriptorLayout = _descriptor_layout()
+
+#: The descriptor fields the front end's first decode reads (:func:`.decode.decode_early`):
+#: the descriptor file keeps the bytes that hold them a second time, in LUT RAM, read with
+#: the slot, so that the decode behind the snapshot starts at flip-flops and not at the
+#: block RAM's output (docs/fpga.md, "Clock speed").
+EARLY_FIELDS = ("rank", "elemtype", "interleave_layout", "kind")
+
+
+def _early_layout():
+    fields = {name: DescriptorLayout[name] for name in EARLY_FIELDS}
+    first = min(f.offset for f in fields.values()) // 8
+    end = -(-max(f.offset + f.width for f in fields.values()) // 8)
+    return range(first, end), data.FlexibleLayout(8 * (end - first), {
+        name: data.Field(f.shape, f.offset - 8 * first) for name, f in fields.items()})
+
+
+#: The bytes of the image that hold :data:`EARLY_FIELDS`, and those bytes' layout.
+EARLY_BYTES, EarlyLayout = _early_layout()
 RequestLayout = _payload_layout(tables.REQUEST_FIELDS)
 CompletionLayout = _payload_layout(tables.COMPLETION_FIELDS)
 

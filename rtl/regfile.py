@@ -31,7 +31,7 @@ from ..model.config import UnitConfig
 from ..model.layout import DESCRIPTOR_BITS
 from .bus import WishboneSignature
 from .commit import CommitChecker, CheckLayout
-from .layouts import DescriptorLayout, RequestLayout
+from .layouts import DescriptorLayout, RequestLayout, EARLY_BYTES, EarlyLayout
 
 __all__ = ["DescriptorFile", "SnapshotSignature", "ReportSignature", "BitField", "Register", "REGISTERS", "REGISTER",
            "RESET", "SLOT_BASE", "BLOCK_RAM", "UNDEFINED_COLLISIONS",
@@ -158,13 +158,14 @@ def bus_addr_width(config: UnitConfig) -> int:
 class SnapshotSignature(wiring.Signature):
     """A request's read of its descriptor slot, from the reader's side: ``slot`` and
     ``en`` in the cycle the request is accepted; ``data`` (the 1024-bit image) and
-    ``valid`` (the slot's SLOT_VALID bit then) from the next cycle; a unit that checks
-    at commit adds ``checked``, what the slot's check found (:data:`.commit.CheckLayout`)."""
+    ``valid`` (the slot's SLOT_VALID bit then) from the next cycle, and ``early``, the
+    image's :data:`.layouts.EARLY_BYTES` again, from LUT RAM; a unit that checks at commit
+    adds ``checked``, what the slot's check found (:data:`.commit.CheckLayout`)."""
 
     def __init__(self, config: UnitConfig):
         checked = {"checked": In(CheckLayout)} if config.checks_at_commit else {}
         super().__init__({"slot": Out(RequestLayout["slot"].shape), "en": Out(1),
-                          "data": In(DescriptorLayout), "valid": In(1), **checked})
+                          "data": In(DescriptorLayout), "early": In(EarlyLayout), "valid": In(1), **checked})
 
 
 class ReportSignature(wiring.Signature):
@@ -239,11 +240,13 @@ class DescriptorFile(wiring.Component):
         m = Module()
         config = self.config
         # the slots as rows for the snapshot, and again as 32-bit words for the bus's
-        # reads, both in block RAM
+        # reads, both in block RAM; the rows' EARLY_BYTES a third time, in LUT RAM (a
+        # memory this small), read beside the rows for the front end's first decode
         m.submodules.rows = rows = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[],
                                           attrs=BLOCK_RAM)
         m.submodules.words = words = Memory(shape=unsigned(32), depth=config.slots * WORDS_PER_SLOT, init=[],
                                             attrs=BLOCK_RAM)
+        m.submodules.early = early = Memory(shape=unsigned(EarlyLayout.size), depth=config.slots, init=[])
         status = _Status(slot_valid=Signal(config.slots, name="slot_valid"),
                          written=Signal(config.slots, name="written"), error=Signal(name="status_error"),
                          last_error=Signal(8, name="last_error"), error_count=Signal(16, name="error_count"),
@@ -258,9 +261,10 @@ class DescriptorFile(wiring.Component):
                              results=Memory(shape=CheckLayout, depth=config.slots, init=[]))
             m.submodules.checked = commit.results
         snap_read = rows.read_port()
-        self._snapshot_port(m, snap_read, status, commit)
+        early_read = early.read_port()
+        self._snapshot_port(m, snap_read, early_read, status, commit)
         access = self._decode_access(m, commit)
-        self._slot_access(m, rows, words, access, status)
+        self._slot_access(m, rows, words, early, access, status)
         self._register_access(m, access, status, commit)
         if commit is not None:
             self._check_commits(m, rows.read_port(), access, status, commit)
@@ -295,15 +299,19 @@ class DescriptorFile(wiring.Component):
             m.d.comb += access.ack.eq(1)
             m.d.sync += [commit.holding.eq(0), status.slot_valid.eq(commit.valid_after)]
 
-    def _snapshot_port(self, m, read, status, commit):
-        """A request's slot, read when it is accepted, with its SLOT_VALID bit (and, at
-        commit, what the slot's check found)."""
+    def _snapshot_port(self, m, read, early, status, commit):
+        """A request's slot, read when it is accepted (``read`` the rows, ``early`` their
+        early bytes' copy), with its SLOT_VALID bit (and, at commit, what the slot's check
+        found)."""
         snapshot = self.snapshot
         slot = snapshot.slot[:self.slot_width]
         m.d.comb += [
             read.addr.eq(slot),
             read.en.eq(snapshot.en),
             snapshot.data.eq(read.data),
+            early.addr.eq(slot),
+            early.en.eq(snapshot.en),
+            snapshot.early.eq(early.data),
         ]
         with m.If(snapshot.en):
             m.d.sync += snapshot.valid.eq((snapshot.slot < self.config.slots) & (status.slot_valid >> slot)[0])
@@ -343,16 +351,18 @@ class DescriptorFile(wiring.Component):
                      bus.ack.eq(access.ack), bus.err.eq(access.err), bus.dat_r.eq(access.answer)]
         return access
 
-    def _slot_access(self, m, rows, words, access, status):
+    def _slot_access(self, m, rows, words, early, access, status):
         """A slot word written or read. A slot write is registered: the decode's
         flip-flops, not logic, drive the write enables of the slot memories' blocks. It
-        lands in both memories as its ack is on the bus; the slot was marked invalid a
+        lands in every slot memory (the early bytes' copy takes the rows' bytes and byte
+        enables) as its ack is on the bus; the slot was marked invalid a
         cycle before, so no request can take the slot's old contents for valid in between.
         A slot read reads the word memory: its word is the block RAM's output, with no
         choice among a row's 32 behind it (docs/fpga.md, "Clock speed")."""
         bus, decoded = self.bus, access.decoded
         row_write = rows.write_port(granularity=8)
         word_write = words.write_port(granularity=8)
+        early_write = early.write_port(granularity=8)
         bus_read = words.read_port()
         write_en = Signal(len(row_write.en))
         write_slot = Signal.like(decoded.slot)
@@ -368,6 +378,9 @@ class DescriptorFile(wiring.Component):
             word_write.addr.eq(Cat(write_word, write_slot)),
             word_write.data.eq(write_data),
             word_write.en.eq(write_sel),
+            early_write.addr.eq(write_slot),
+            early_write.data.eq(row_write.data[8 * EARLY_BYTES.start:8 * EARLY_BYTES.stop]),
+            early_write.en.eq(write_en[EARLY_BYTES.start:EARLY_BYTES.stop]),
         ]
         slot_word = Signal(32)
         with m.If(access.reading):

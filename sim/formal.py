@@ -502,10 +502,10 @@ class _StaleSnapshotValid(DescriptorFile):
     """A broken register file: the snapshot takes the slot's valid bit a cycle late, so
     a request that reads its slot as a bus write lands there takes it for valid."""
 
-    def _snapshot_port(self, m, read, status, commit):
+    def _snapshot_port(self, m, read, early, status, commit):
         stale = Signal.like(status.slot_valid, name="stale_slot_valid")
         m.d.sync += stale.eq(status.slot_valid)
-        super()._snapshot_port(m, read, replace(status, slot_valid=stale), commit)
+        super()._snapshot_port(m, read, early, replace(status, slot_valid=stale), commit)
 
 
 class BusNoCollision(Elaboratable):

@@ -7,6 +7,7 @@ from amaranth.sim import Simulator
 from tma_unit.model import encode_descriptor, decode_descriptor, TensorMap, MapKind, DataType, Swizzle, ErrorCode
 from tma_unit.model.config import UnitConfig
 from tma_unit.model.layout import flat_fields
+from tma_unit.rtl.layouts import EARLY_BYTES, EARLY_FIELDS, EarlyLayout
 from tma_unit.rtl.regfile import DescriptorFile, REGISTERS, ID_VALUE, SLOT_BASE, SLOT_STRIDE, descriptor_writes
 from tma_unit.sim.testbench import BusError, wb_read, wb_write, write_descriptor, set_slot_valid
 
@@ -46,6 +47,10 @@ def test_every_slot_word_with_byte_enables():
             row = ctx.get(dut.snapshot.data.as_value())
             assert [(row >> (32 * word)) & 0xFFFFFFFF for word in range(32)] == [expected(slot, word)
                                                                                  for word in range(32)], slot
+            # the copy of the bytes the first decode reads took the same writes
+            image = sum(expected(slot, word) << (32 * word) for word in range(32))
+            early = ctx.get(dut.snapshot.early.as_value())
+            assert early == (image >> (8 * EARLY_BYTES.start)) & ((1 << EarlyLayout.size) - 1), slot
     run(dut, bench)
 
 
@@ -146,6 +151,10 @@ def test_snapshot_reads_the_model_fields():
             if field.signed and expected >> (width - 1):
                 expected -= 1 << width
             assert int(value) == expected, name
+        # the early fields' copy holds the same fields
+        early = ctx.get(dut.snapshot.early)
+        for name in EARLY_FIELDS:
+            assert int(getattr(early, name)) == int(getattr(view, name)), name
         # and the model's decoder of the same image gives the map back
         assert view.global_address == tm.global_address
         assert view.box_dim[2] + 1 == tm.box_dims[2]
