@@ -65,7 +65,7 @@ def _payload_layout(table):
 DescriptorLayout = _descriptor_layout()
 
 #: The descriptor fields the front end's first decode reads (:func:`.decode.decode_early`):
-#: the descriptor file keeps the bytes that hold them a second time, in LUT RAM, read with
+#: the descriptor file keeps the bytes that hold them once more, in LUT RAM, read with
 #: the slot, so that the decode behind the snapshot starts at flip-flops and not at the
 #: block RAM's output (docs/fpga.md, "Clock speed").
 EARLY_FIELDS = ("rank", "elemtype", "interleave_layout", "kind")

@@ -1,9 +1,12 @@
 """The descriptor register file and status registers, behind Wishbone.
 
 ``slots`` tensor-map images of 1024 bits (docs/descriptor.md) with byte write enables,
-plus the status registers of :data:`REGISTERS`. The images are kept twice, in block RAM:
+plus the status registers of :data:`REGISTERS`. The images are kept twice in block RAM:
 as rows, which a request reads whole, and as 32-bit words, which the bus reads, so that
-the bus's word needs no choice among a row's 32 behind the block RAM's output. A bus
+the bus's word needs no choice among a row's 32 behind the block RAM's output. The
+bytes the front end's first decode reads (:data:`.layouts.EARLY_BYTES`) are kept once
+more, in LUT RAM, and read with the row, so that no logic follows the block RAM's
+unregistered output. A bus
 write to a slot's words clears the slot's valid bit: software writes the 32 words, then
 sets the bit in SLOT_VALID, so a half-written descriptor is never used. The bit can be
 set only for a slot written since reset (a bit per slot records that), so a slot never
@@ -52,7 +55,9 @@ BLOCK_RAM = {"ram_style": "block"}
 #: a read (proof ``bus.no_collision``: a request that reads its slot as a write lands on
 #: it finds the slot invalid, and no slot read of the bus takes a word as it is written),
 #: so none is needed. The ports are found by the wires their data drives. Run after the
-#: design is read, before ``synth_ecp5`` (the board build and src/synth.py).
+#: design is read, before ``synth_ecp5`` (the board build and src/synth.py). The early
+#: bytes' copy keeps the old-data read: in LUT RAM, read through a register, it costs
+#: nothing, and the simulators read the same.
 UNDEFINED_COLLISIONS = "setparam -set COLLISION_X_MASK 1 w:snapshot__data w:bus_read__data %u %ci1 t:$memrd_v2 %i"
 
 
@@ -240,7 +245,7 @@ class DescriptorFile(wiring.Component):
         m = Module()
         config = self.config
         # the slots as rows for the snapshot, and again as 32-bit words for the bus's
-        # reads, both in block RAM; the rows' EARLY_BYTES a third time, in LUT RAM (a
+        # reads, both in block RAM; the rows' EARLY_BYTES once more, in LUT RAM (a
         # memory this small), read beside the rows for the front end's first decode
         m.submodules.rows = rows = Memory(shape=unsigned(DESCRIPTOR_BITS), depth=config.slots, init=[],
                                           attrs=BLOCK_RAM)

@@ -515,7 +515,9 @@ class BusNoCollision(Elaboratable):
     finds the slot invalid (the write cleared the valid bit a cycle before), so it is
     refused (SLOT_INVALID, the first rule) and no field of the row reaches a beat. So
     synthesis may leave the block RAMs' read-during-write data undefined
-    (:data:`~tma_unit.rtl.regfile.UNDEFINED_COLLISIONS`)."""
+    (:data:`~tma_unit.rtl.regfile.UNDEFINED_COLLISIONS`). The early bytes' copy has the
+    row's address, enable and a subset of its write enables, so it clashes only where
+    the row does, and that request is refused as well."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
