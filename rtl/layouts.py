@@ -25,8 +25,8 @@ from ..model.tensormap import MAX_RANK
 from ..model.transactions import Transaction
 from ..model.unit import COUNT_LIMIT
 
-__all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout", "beat_layout", "lane_layout", "request_layout",
-           "REQUEST_SLOTS_PER_LANE",
+__all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
+           "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS"]
 
 

@@ -3,16 +3,15 @@
 ``slots`` tensor-map images of 1024 bits (docs/descriptor.md) with byte write enables,
 plus the status registers of :data:`REGISTERS`. The images are kept twice in block RAM:
 as rows, which a request reads whole, and as 32-bit words, which the bus reads, so that
-the bus's word needs no choice among a row's 32 behind the block RAM's output. The
-bytes the front end's first decode reads (:data:`.layouts.EARLY_BYTES`) are kept once
-more, in LUT RAM, and read with the row, so that no logic follows the block RAM's
-unregistered output. A bus
-write to a slot's words clears the slot's valid bit: software writes the 32 words, then
-sets the bit in SLOT_VALID, so a half-written descriptor is never used. The bit can be
-set only for a slot written since reset (a bit per slot records that), so a slot never
-written is refused (SLOT_INVALID) as the model refuses a slot with no image, rather than
-decoded from whatever the memory holds. A request reads (snapshots) its slot when it is
-accepted; later writes cannot touch a copy in flight.
+the bus's word needs no choice among a row's 32 behind the block RAM's output. The bytes
+the front end's first decode reads (:data:`.layouts.EARLY_BYTES`) are kept once more, in
+LUT RAM, and read with the row, so that no logic follows the block RAM's unregistered
+output. A bus write to a slot's words clears the slot's valid bit: software writes the
+32 words, then sets the bit in SLOT_VALID, so a half-written descriptor is never used.
+The bit can be set only for a slot written since reset (a bit per slot records that), so
+a slot never written is refused (SLOT_INVALID) as the model refuses a slot with no
+image, rather than decoded from whatever the memory holds. A request reads (snapshots)
+its slot when it is accepted; later writes cannot touch a copy in flight.
 
 The status registers count a completion when it is taken (valid and ready on the unit's
 completion stream), not when the unit queues it: software that has taken a completion and
