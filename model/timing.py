@@ -95,9 +95,10 @@ COMPLETION_LATENCY = 2
 assert COMPLETION_DEPTH_RANGE[0] == COMPLETION_LATENCY + 1, "the least completion queue stalls the rate"
 
 #: Cycles the commit checker of a unit that checks at commit (rtl/commit.py) takes per
-#: slot: the slot's read, the multiplier's first load, four products of a dimension's 32
-#: bits each followed by a cycle that adds it up, the rules' bits, the first broken rule.
-CHECK_CYCLES = 2 + 4 * (32 + 1) + 2
+#: slot: the slot's read, its row registered, the multiplier's first load, four products
+#: of a dimension's 32 bits each followed by a cycle that adds it up, the rules' bits,
+#: the first broken rule.
+CHECK_CYCLES = 3 + 4 * (32 + 1) + 2
 
 
 def commit_cycles(config: UnitConfig, checked: int) -> int:

@@ -10,10 +10,13 @@ checks only the rules that involve the request (docs/commit.md).
 
 The checker is small on purpose: it is used once per descriptor, so it takes its time.
 
-* The descriptor is the register of the checker's own read port on the slots' rows,
-  which holds still for the whole check (the port reads once, as the check starts).
-  So the decode (:mod:`.decode`) is combinational logic on it, with a register behind
-  each product, and the rules read it once it has settled.
+* The descriptor is read once, as the check starts, through the checker's own read
+  port on the slots' rows, and registered in the fabric the cycle after: the rows are
+  block RAM, whose output comes late in the cycle (about 5.6 ns after the clock on the
+  ECP5), and the decode behind it made the commit checker the unit's longest path
+  (docs/fpga.md). The register holds still for the whole check, so the decode
+  (:mod:`.decode`) is combinational logic on it, with a register behind each product,
+  and the rules read it once it has settled.
 * The five wide products the rules need, ``(dim[i] - 1) * stride[i-1]`` for i = 1..4,
   summed into the stride extents and the tensor's last byte, are made one after another
   by one adder, a bit of ``dim[i] - 1`` a cycle (shift and add): no DSP block, and one
@@ -23,11 +26,12 @@ The checker is small on purpose: it is used once per descriptor, so it takes its
 Its cycles, from the cycle it starts (:data:`CHECK_CYCLES`, model/timing.py):
 
 1. the read of the slot is issued (the descriptor file drives the read port);
-2. the multiplier's registers load the first product's operands;
-3. to 134. four products of :data:`MULTIPLY_BITS` cycles, each followed by a cycle that
+2. the slot's row, out of the block RAM, into the checker's register;
+3. the multiplier's registers load the first product's operands;
+4. to 135. four products of :data:`MULTIPLY_BITS` cycles, each followed by a cycle that
    adds it into its extent and into the last byte and loads the next operands;
-135. every rule's bit registered, and the address-wrap test;
-136. the first broken rule: ``done``, with the result.
+136. every rule's bit registered, and the address-wrap test;
+137. the first broken rule: ``done``, with the result.
 """
 
 from amaranth.hdl import Module, Signal, Array, Const, Cat, Mux, signed, unsigned
@@ -54,7 +58,7 @@ CheckLayout = data.StructLayout({"code": unsigned(8), "wraps": unsigned(1)})
 MULTIPLY_BITS = 32
 #: Products made: dimensions 1..4 by the stride below each.
 PRODUCTS = MAX_RANK - 1
-assert CHECK_CYCLES == 2 + PRODUCTS * (MULTIPLY_BITS + 1) + 2, "the cycles listed in the docstring above"
+assert CHECK_CYCLES == 3 + PRODUCTS * (MULTIPLY_BITS + 1) + 2, "the cycles listed in the docstring above"
 
 
 class CommitChecker(wiring.Component):
@@ -63,7 +67,7 @@ class CommitChecker(wiring.Component):
     Ports
     -----
     start : in, a cycle: a check starts (the descriptor's read is issued in this cycle)
-    descriptor : in (``DescriptorLayout``): the slot, from the next cycle until ``done``
+    descriptor : in (``DescriptorLayout``): the slot, in the next cycle (registered then)
     done : out, a cycle: ``result`` holds the check's result
     result : out (:data:`CheckLayout`)
     """
@@ -87,11 +91,17 @@ class CommitChecker(wiring.Component):
             m.d.sync += p.eq(a * b)
             return Delayed(p, 1)
 
-        desc = self.descriptor
+        # the slot's row is registered the cycle after the read (cycle 2), and the check
+        # proper starts the cycle after that
+        reading, loading = Signal(name="reading"), Signal(name="loading")
+        desc = Signal(DescriptorLayout, name="descriptor_held", reset_less=True)
+        m.d.sync += [reading.eq(self.start), loading.eq(reading)]
+        with m.If(reading):
+            m.d.sync += desc.eq(self.descriptor)
         d = settled(decode_fields(desc, decode_early(desc), product))
         d = settled(decode_row_bytes(settled(decode_rows(decode_counts(d), product)), product))
 
-        loading, running, deciding, finishing = (Signal(name=n) for n in ("loading", "running", "deciding", "finishing"))
+        running, deciding, finishing = (Signal(name=n) for n in ("running", "deciding", "finishing"))
         dim = Signal(range(PRODUCTS), name="dim")
         bit = Signal(range(MULTIPLY_BITS + 1), name="bit")
         multiplier = Signal(MULTIPLY_BITS, name="multiplier")
@@ -106,7 +116,7 @@ class CommitChecker(wiring.Component):
         def load(i):
             return [multiplier.eq(dims_less_one[i]), multiplicand.eq(strides[i]), term.eq(0), bit.eq(0)]
 
-        m.d.sync += [loading.eq(self.start), deciding.eq(finishing), finishing.eq(0)]
+        m.d.sync += [deciding.eq(finishing), finishing.eq(0)]
         with m.If(loading):
             # the base address and dimension 0's bytes less one start the last byte
             m.d.sync += [*load(0), dim.eq(0), running.eq(1),
