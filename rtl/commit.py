@@ -14,9 +14,9 @@ The checker is small on purpose: it is used once per descriptor, so it takes its
   port on the slots' rows, and registered in the fabric the cycle after: the rows are
   block RAM, whose output comes late in the cycle (about 5.6 ns after the clock on the
   ECP5), and the decode behind it made the commit checker the unit's longest path
-  (docs/fpga.md). The register holds still for the whole check, so the decode
-  (:mod:`.decode`) is combinational logic on it, with a register behind each product,
-  and the rules read it once it has settled.
+  (docs/commit.md, "What it costs and saves"). The register holds still for the whole
+  check, so the decode (:mod:`.decode`) is combinational logic on it, with a register
+  behind each product, and the rules read it once it has settled.
 * The five wide products the rules need, ``(dim[i] - 1) * stride[i-1]`` for i = 1..4,
   summed into the stride extents and the tensor's last byte, are made one after another
   by one adder, a bit of ``dim[i] - 1`` a cycle (shift and add): no DSP block, and one
