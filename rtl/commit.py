@@ -12,9 +12,9 @@ The checker is small on purpose: it is used once per descriptor, so it takes its
 
 * The descriptor is read once, as the check starts, through the checker's own read
   port on the slots' rows, and registered in the fabric the cycle after: the rows are
-  block RAM, whose output comes late in the cycle (about 5.6 ns after the clock on the
-  ECP5), and the decode behind it made the commit checker the unit's longest path
-  (docs/commit.md, "What it costs and saves"). The register holds still for the whole
+  block RAM, whose output comes late in the cycle, and the decode behind it would be
+  the unit's longest path (docs/commit.md, "What it costs and saves"). The register
+  holds still for the whole
   check, so the decode (:mod:`.decode`) is combinational logic on it, with a register
   behind each product, and the rules read it once it has settled.
 * The five wide products the rules need, ``(dim[i] - 1) * stride[i-1]`` for i = 1..4,
