@@ -22,9 +22,10 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
    chunk (a row's full chunks and its last: units, mask, bytes);
 8. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
    byte count in pieces; the mixed radix's place values;
-9. the job set-up: the lanes' start digits, the pixel walk, the beat constants; the
-   first broken rule of each group of :data:`RULE_GROUP`; the box's byte count; the
-   tensor's last byte;
+9. the job set-up: the lanes' start digits, the pixel walk; the beat constants,
+   written into the beat table (below) as the job enters the stage; the first broken
+   rule of each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last
+   byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
    of the last byte's high bits; the beat count; the first broken group; the pixel
    walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`). At a request interval
@@ -71,6 +72,17 @@ ahead with ``advance``), and stage 1's in the cycles a request is accepted. What
 empty stage holds is never read, and an idle front end changes no state, so a gated
 simulation skips it (sim/gating.py).
 
+The beat constants (``beat_constants_layout``: the coordinates, dimensions, strides and
+the rest every beat reads) are made in stage 9 and read by the walker as it takes the
+job; in between, the job waits in stage 9, stage 10 and, at a request interval of 1,
+the skid and the job register. They wait in a table of
+:data:`~.layouts.BEAT_TABLE_DEPTH` entries of LUT RAM instead, written in turn, one
+entry per job, and the job's registers hold the entry's number (``held_job_layout``);
+the job stream's payload reads the job register's entry. At most four jobs are between
+stage 9 and the walker (at 1, the stages move only while the skid is empty), so an entry
+is written again only once its job is taken (docs/architecture.md, "Where values are
+kept").
+
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
 
@@ -86,6 +98,7 @@ from operator import or_
 
 from amaranth.hdl import Assert, Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
@@ -99,8 +112,8 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH,
-                      COUNT_WIDTH)
+from .layouts import (RequestLayout, Fill, job_layout, held_job_layout, beat_constants_layout, BEAT_TABLE_DEPTH, DIGITS,
+                      RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
@@ -343,10 +356,13 @@ class FrontEnd(wiring.Component):
         steps = self._step_level(stage[7], steps)
         r, rules = self._check(m, stage, r)
         steps = self._step_level(stage[8], steps)
-        r = self._set_up(m, stage, r, rules)
+        table = Memory(shape=beat_constants_layout(self.config), depth=BEAT_TABLE_DEPTH, init=[])
+        m.submodules.beat_table = table
+        r, tag_next = self._set_up(m, stage, r, rules, table)
+        set_up = r
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
-        free = self._job_register(m, r, skid_valid, advance)
+        free, behind = self._job_register(m, r, skid_valid, advance, table)
         # advance and load one cycle ahead: the stages move while stage 10 (the skid) is
         # empty, which it is next cycle where they move now and stage 9 is empty, or
         # where they wait and the walker takes stage 10's job (the job register takes
@@ -358,6 +374,13 @@ class FrontEnd(wiring.Component):
         if isinstance(platform, Proving):
             # what induction needs stated: the enable set ahead is what it stands for
             m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
+            # and the table's entries: the jobs from stage 9 on hold the entries written
+            # last, youngest first, so none is written while its job is here
+            younger = Const(0, 3)
+            for valid, job in [(set_up.valid, set_up.job), (r.valid, r.job), *reversed(behind)]:
+                with m.If(valid):
+                    m.d.comb += Assert(job.tag == (tag_next - 1 - younger)[:len(job.tag)])
+                younger = younger + valid
         return m
 
     def _accept(self, m, stage, advance, accept):
@@ -468,14 +491,25 @@ class FrontEnd(wiring.Component):
             prefixes=place_values(m, r.saturated, self.config.lanes),
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
 
-    def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
-        """Stage 9: the job set-up (the lanes' start digits, the pixel walk, the beat
-        constants); the first broken rule of each group of :data:`RULE_GROUP`; the box's
-        byte count; the tensor's last byte."""
-        job = Signal.like(self.job.payload)
+    def _set_up(self, m, stage, r: Checked, rules, table) -> tuple[SetUp, Signal]:
+        """Stage 9: the job set-up (the lanes' start digits, the pixel walk); the beat
+        constants, written into the table as the job enters the stage, the job holding
+        its entry's number (``tag``); the first broken rule of each group of
+        :data:`RULE_GROUP`; the box's byte count; the tensor's last byte. Returns the
+        stage and the next entry's number."""
+        job = Signal(held_job_layout(self.config))
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
-        self._beat_constants(m, job.beat, r)
+        beat = Signal(beat_constants_layout(self.config), name="s9_beat")
+        self._beat_constants(m, beat, r)
+        # the entries are written in turn, one per job that enters stage 9
+        tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")
+        write = table.write_port()
+        m.d.comb += [enters.eq(stage[9].enable & r.valid),
+                     write.addr.eq(tag_next), write.data.eq(beat), write.en.eq(enters),
+                     job.tag.eq(tag_next), job.request_id.eq(r.request.request_id)]
+        with m.If(enters):
+            m.d.sync += tag_next.eq(tag_next + 1)
         # the codes are constants, but for the one found at commit: that one is this
         # stage's copy, as the rules' bits are
         codes = [code if isinstance(code, int) else r.checked.code for _, code in rules]
@@ -484,7 +518,7 @@ class FrontEnd(wiring.Component):
         return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
                               last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed() if r.span_terms else 0,
-                              checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None)
+                              checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None), tag_next
 
     def _limits(self, m, stage, r: SetUp, steps) -> Limits:
         """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
@@ -510,37 +544,56 @@ class FrontEnd(wiring.Component):
             one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
             wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
-    def _job_register(self, m, r: Limits, skid_valid, advance):
+    def _job_register(self, m, r: Limits, skid_valid, advance, table):
         """The code (the first broken group's first rule, else SMEM_BOUNDS, else
         ADDRESS_WRAP) and the job: offered from stage 10 (a request interval of 2), or
-        into stage 11, the job register, with the skid register behind it (1). Returns
-        whether the job register is free to load (empty, or its job taken)."""
+        into stage 11, the job register, with the skid register behind it (1); its beat
+        constants read from the table at the job's entry. Returns whether the job
+        register is free to load (empty, or its job taken), and the registers after
+        stage 10 as (valid, job) pairs, oldest first."""
         code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
-        incoming = Signal(job_layout(self.config))
+        incoming = Signal(held_job_layout(self.config))
         # the completion's count saturates: only a prefetch's box can pass 4 GiB
         reported = Mux(r.box_bytes[COUNT_WIDTH:].any(), COUNT_LIMIT, r.box_bytes[:COUNT_WIDTH])
-        m.d.comb += [incoming.eq(r.job), incoming.code.eq(code),
+        # the entry's number is the table's address, not part of the job offered: it
+        # stays stage 10's register, which the job stream's proof does not cut (it cuts
+        # ``incoming``, any job, and a copy would be the same net as the register)
+        m.d.comb += [incoming.eq(r.job), incoming.tag.eq(0), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
         free = ~self.job.valid | self.job.ready
         if skid_valid is None:
             # stage 10 is the job register: full only while the stages wait (advance is
             # its valid bit inverted), it empties when the walker takes its job
-            m.d.comb += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming)]
+            m.d.comb += self.job.valid.eq(r.valid)
+            self._offer(m, incoming, r.job.tag, table)
             with m.If(r.valid & self.job.ready):
                 m.d.sync += r.valid.eq(0)
-            return free
-        skid = Signal(job_layout(self.config))
+            return free, []
+        skid = Signal(held_job_layout(self.config), name="skid")
+        held = Signal(held_job_layout(self.config), name="job_held")
         with m.If(free):
             # the job register takes the skid's job if it holds one, else the stages'
             m.d.sync += [self.job.valid.eq(skid_valid | r.valid),
-                         self.job.payload.eq(Mux(skid_valid, skid.as_value(), incoming.as_value())),
+                         held.eq(Mux(skid_valid, skid.as_value(), incoming.as_value())),
+                         held.tag.eq(Mux(skid_valid, skid.tag, r.job.tag)),
                          skid_valid.eq(0)]
         with m.Elif(advance):
-            m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming)]
-        return free
+            m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming), skid.tag.eq(r.job.tag)]
+        self._offer(m, held, held.tag, table)
+        return free, [(self.job.valid, held), (skid_valid, skid)]
+
+    def _offer(self, m, held, tag, table):
+        """The job stream's payload: the job register's fields, and the beat constants
+        of its entry of the table (its request id from the register, which the front
+        end's proofs follow)."""
+        read = table.read_port(domain="comb")
+        payload = self.job.payload
+        m.d.comb += read.addr.eq(tag)
+        m.d.comb += [payload[name].eq(held[name]) for name in payload.shape().members if name != "beat"]
+        m.d.comb += [payload.beat.eq(read.data), payload.beat.request_id.eq(held.request_id)]
 
     def _walk_setup(self, m, job, r: Checked):
         """The job's walk: radices, the lanes' start digits and the step's."""

@@ -27,7 +27,8 @@ from ..model.unit import COUNT_LIMIT
 
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
-           "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS"]
+           "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS", "BEAT_TABLE_DEPTH",
+           "held_job_layout"]
 
 
 @functools.cache
@@ -267,6 +268,24 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "beat": beat_constants_layout(config),
         **steps,
     })
+
+
+#: Entries of the front end's table of beat constants (rtl/frontend.py): a job's beat
+#: constants wait there, from its set-up to the walker's take, and the job's registers
+#: hold its entry's number. Jobs between the set-up and the walker are at most four (at a
+#: request interval of 1: stage 9, stage 10, the skid and the job register; the stages
+#: move only while the skid is empty), so four entries are never one too few.
+BEAT_TABLE_DEPTH = 4
+
+
+def held_job_layout(config: UnitConfig) -> data.StructLayout:
+    """A job in the front end's registers after its set-up (stage 9 on): :func:`job_layout`
+    with the beat constants' entry of the table (``tag``) in place of the constants, and
+    the request's id, which the front end's proofs follow."""
+    members = dict(job_layout(config).members)
+    del members["beat"]
+    return data.StructLayout({**members, "tag": unsigned((BEAT_TABLE_DEPTH - 1).bit_length()),
+                              "request_id": unsigned(config.id_width)})
 
 
 #: A kind of chunk (a row's full chunks, its last): its units, which of the 16 bits of

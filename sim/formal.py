@@ -45,7 +45,7 @@ from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
 from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
-from ..rtl.layouts import RequestLayout, job_layout
+from ..rtl.layouts import RequestLayout, held_job_layout
 from ..rtl.pipeline import PROOF, Proving
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
@@ -950,13 +950,14 @@ class FrontEndOneJobEach(Elaboratable):
         Stage 9's job is named, not its request: the request stage 9 passes on rides in
         the line, apart from the job's copy of its id; what the line's rings hold, the
         line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
-        behind = ([(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
-                   (probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
+        held = held_job_layout(config)
+        behind = ([(probe["job__valid"], data.View(held, probe["job_held"])),
+                   (probe["skid_valid"], data.View(held, probe["skid"]))]
                   if config.request_interval == 1 else [])
         jobs = [*behind,
-                (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"])),
-                (probe["s9_valid"], data.View(job_layout(config), probe["s9_job"]))]
-        entries = [(valid, job.beat.request_id) for valid, job in jobs]
+                (probe["s10_valid"], data.View(held, probe["s10_job"])),
+                (probe["s9_valid"], data.View(held, probe["s9_job"]))]
+        entries = [(valid, job.request_id) for valid, job in jobs]
         entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe.carried(f"s{k}_request")).request_id)
                     for k in range(8, 0, -1)]
         width = config.id_width
