@@ -73,15 +73,14 @@ empty stage holds is never read, and an idle front end changes no state, so a ga
 simulation skips it (sim/gating.py).
 
 The beat constants (``beat_constants_layout``: the coordinates, dimensions, strides and
-the rest every beat reads) are made in stage 9 and read by the walker as it takes the
-job; in between, the job waits in stage 9, stage 10 and, at a request interval of 1,
-the skid and the job register. They wait in a table of
-:data:`~.layouts.BEAT_TABLE_DEPTH` entries of LUT RAM instead, written in turn, one
-entry per job, and the job's registers hold the entry's number (``held_job_layout``);
-the job stream's payload reads the job register's entry. At most four jobs are between
-stage 9 and the walker (at 1, the stages move only while the skid is empty), so an entry
-is written again only once its job is taken (docs/architecture.md, "Where values are
-kept").
+the rest every beat reads) are made in stage 9 and read by the walker with every record
+of the job; in between, the job waits in stage 9, stage 10 and, at a request interval of
+1, the skid and the job register. Rather than ride in those registers and the walker's,
+they are written into the walker's beat table (``beats``, :class:`.walker.BeatTableSignature`)
+as the job enters stage 9, one entry per job in turn, and the job carries the entry's
+number (``tag``). The jobs from stage 9 to the walker's are fewer than the table's
+entries (:func:`~.layouts.beat_table_depth`), so an entry is written again only once its
+job's last record is out (docs/architecture.md, "Where values are kept").
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -98,7 +97,6 @@ from operator import or_
 
 from amaranth.hdl import Assert, Module, Signal, Const, Mux, Cat, Value, Array
 from amaranth.lib import wiring, stream
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
@@ -112,12 +110,13 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, held_job_layout, beat_constants_layout, BEAT_TABLE_DEPTH, DIGITS,
-                      RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
+from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_table_depth, DIGITS, RADIX_WIDTH,
+                      SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from . import stepping
 from .regfile import SnapshotSignature
+from .walker import BeatTableSignature
 from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
                        first_broken)
 
@@ -318,6 +317,8 @@ class FrontEnd(wiring.Component):
     requests : stream in (``RequestLayout``)
     snapshot : :class:`.regfile.SnapshotSignature` out: the descriptor file's snapshot port
     job : stream out (``job_layout``)
+    beats : :class:`.walker.BeatTableSignature` out: each job's beat constants, into the
+        walker's beat table
     """
 
     def __init__(self, config: UnitConfig):
@@ -326,6 +327,7 @@ class FrontEnd(wiring.Component):
             "requests": In(stream.Signature(RequestLayout)),
             "snapshot": Out(SnapshotSignature(config)),
             "job": Out(stream.Signature(job_layout(config))),
+            "beats": Out(BeatTableSignature(config)),
         })
 
     def elaborate(self, platform):
@@ -356,13 +358,11 @@ class FrontEnd(wiring.Component):
         steps = self._step_level(stage[7], steps)
         r, rules = self._check(m, stage, r)
         steps = self._step_level(stage[8], steps)
-        table = Memory(shape=beat_constants_layout(self.config), depth=BEAT_TABLE_DEPTH, init=[])
-        m.submodules.beat_table = table
-        r, tag_next = self._set_up(m, stage, r, rules, table)
+        r, tag_next = self._set_up(m, stage, r, rules)
         set_up = r
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
-        free, behind = self._job_register(m, r, skid_valid, advance, table)
+        free, behind = self._job_register(m, r, skid_valid, advance)
         # advance and load one cycle ahead: the stages move while stage 10 (the skid) is
         # empty, which it is next cycle where they move now and stage 9 is empty, or
         # where they wait and the walker takes stage 10's job (the job register takes
@@ -374,13 +374,16 @@ class FrontEnd(wiring.Component):
         if isinstance(platform, Proving):
             # what induction needs stated: the enable set ahead is what it stands for
             m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
-            # and the table's entries: the jobs from stage 9 on hold the entries written
-            # last, youngest first, so none is written while its job is here
+            # and the beat table's entries: the jobs from stage 9 on hold the entries
+            # written last, youngest first, and a write finds fewer of them than the
+            # table has entries less one (the walker's), so it reaches none of theirs
             younger = Const(0, 3)
             for valid, job in [(set_up.valid, set_up.job), (r.valid, r.job), *reversed(behind)]:
                 with m.If(valid):
                     m.d.comb += Assert(job.tag == (tag_next - 1 - younger)[:len(job.tag)])
                 younger = younger + valid
+            with m.If(self.beats.en):
+                m.d.comb += Assert(younger < beat_table_depth(self.config) - 1)
         return m
 
     def _accept(self, m, stage, advance, accept):
@@ -491,23 +494,23 @@ class FrontEnd(wiring.Component):
             prefixes=place_values(m, r.saturated, self.config.lanes),
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
 
-    def _set_up(self, m, stage, r: Checked, rules, table) -> tuple[SetUp, Signal]:
+    def _set_up(self, m, stage, r: Checked, rules) -> tuple[SetUp, Signal]:
         """Stage 9: the job set-up (the lanes' start digits, the pixel walk); the beat
-        constants, written into the table as the job enters the stage, the job holding
-        its entry's number (``tag``); the first broken rule of each group of
+        constants, written into the walker's beat table as the job enters the stage, the
+        job holding its entry's number (``tag``); the first broken rule of each group of
         :data:`RULE_GROUP`; the box's byte count; the tensor's last byte. Returns the
         stage and the next entry's number."""
-        job = Signal(held_job_layout(self.config))
+        job = Signal(job_layout(self.config))
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
-        beat = Signal(beat_constants_layout(self.config), name="s9_beat")
-        self._beat_constants(m, beat, r)
+        entry = Signal(beat_entry_layout(self.config), name="s9_beat")
+        self._beat_constants(m, entry, r)
         # the entries are written in turn, one per job that enters stage 9
         tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")
-        write = table.write_port()
         m.d.comb += [enters.eq(stage[9].enable & r.valid),
-                     write.addr.eq(tag_next), write.data.eq(beat), write.en.eq(enters),
-                     job.tag.eq(tag_next), job.request_id.eq(r.request.request_id)]
+                     self.beats.en.eq(enters), self.beats.tag.eq(tag_next), self.beats.data.eq(entry),
+                     job.tag.eq(tag_next), job.request_id.eq(r.request.request_id),
+                     job.gather.eq(r.kinds.gather), job.pixel_mode.eq(r.kinds.pixel_mode)]
         with m.If(enters):
             m.d.sync += tag_next.eq(tag_next + 1)
         # the codes are constants, but for the one found at commit: that one is this
@@ -544,22 +547,21 @@ class FrontEnd(wiring.Component):
             one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
             wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
-    def _job_register(self, m, r: Limits, skid_valid, advance, table):
+    def _job_register(self, m, r: Limits, skid_valid, advance):
         """The code (the first broken group's first rule, else SMEM_BOUNDS, else
         ADDRESS_WRAP) and the job: offered from stage 10 (a request interval of 2), or
-        into stage 11, the job register, with the skid register behind it (1); its beat
-        constants read from the table at the job's entry. Returns whether the job
-        register is free to load (empty, or its job taken), and the registers after
-        stage 10 as (valid, job) pairs, oldest first."""
+        into stage 11, the job register, with the skid register behind it (1). Returns
+        whether the job register is free to load (empty, or its job taken), and the
+        registers after stage 10 as (valid, job) pairs, oldest first."""
         code = Mux(r.any_broken, r.first_code,
                    Mux(r.overflows, ErrorCode.SMEM_BOUNDS, Mux(r.wraps, ErrorCode.ADDRESS_WRAP, ErrorCode.OK)))
         ok = ~r.any_broken & ~r.overflows & ~r.wraps
-        incoming = Signal(held_job_layout(self.config))
+        incoming = Signal(job_layout(self.config))
         # the completion's count saturates: only a prefetch's box can pass 4 GiB
         reported = Mux(r.box_bytes[COUNT_WIDTH:].any(), COUNT_LIMIT, r.box_bytes[:COUNT_WIDTH])
-        # the entry's number is the table's address, not part of the job offered: it
-        # stays stage 10's register, which the job stream's proof does not cut (it cuts
-        # ``incoming``, any job, and a copy would be the same net as the register)
+        # the beat table's entry is stage 10's register, not ``incoming``'s copy: the job
+        # stream's proof at an interval of 1 cuts ``incoming`` (any job), and a copy
+        # would be the register's net, cut too
         m.d.comb += [incoming.eq(r.job), incoming.tag.eq(0), incoming.code.eq(code),
                      incoming.transaction_bytes.eq(Mux(ok, reported, 0)),
                      incoming.beats.eq(Mux(ok, r.beats, 1)), incoming.one_beat.eq(~ok | r.one_beat)]
@@ -567,13 +569,12 @@ class FrontEnd(wiring.Component):
         if skid_valid is None:
             # stage 10 is the job register: full only while the stages wait (advance is
             # its valid bit inverted), it empties when the walker takes its job
-            m.d.comb += self.job.valid.eq(r.valid)
-            self._offer(m, incoming, r.job.tag, table)
+            m.d.comb += [self.job.valid.eq(r.valid), self.job.payload.eq(incoming), self.job.payload.tag.eq(r.job.tag)]
             with m.If(r.valid & self.job.ready):
                 m.d.sync += r.valid.eq(0)
             return free, []
-        skid = Signal(held_job_layout(self.config), name="skid")
-        held = Signal(held_job_layout(self.config), name="job_held")
+        skid = Signal(job_layout(self.config), name="skid")
+        held = self.job.payload
         with m.If(free):
             # the job register takes the skid's job if it holds one, else the stages'
             m.d.sync += [self.job.valid.eq(skid_valid | r.valid),
@@ -582,18 +583,7 @@ class FrontEnd(wiring.Component):
                          skid_valid.eq(0)]
         with m.Elif(advance):
             m.d.sync += [skid_valid.eq(r.valid), skid.eq(incoming), skid.tag.eq(r.job.tag)]
-        self._offer(m, held, held.tag, table)
         return free, [(self.job.valid, held), (skid_valid, skid)]
-
-    def _offer(self, m, held, tag, table):
-        """The job stream's payload: the job register's fields, and the beat constants
-        of its entry of the table (its request id from the register, which the front
-        end's proofs follow)."""
-        read = table.read_port(domain="comb")
-        payload = self.job.payload
-        m.d.comb += read.addr.eq(tag)
-        m.d.comb += [payload[name].eq(held[name]) for name in payload.shape().members if name != "beat"]
-        m.d.comb += [payload.beat.eq(read.data), payload.beat.request_id.eq(held.request_id)]
 
     def _walk_setup(self, m, job, r: Checked):
         """The job's walk: radices, the lanes' start digits and the step's."""
@@ -609,25 +599,31 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
-    def _beat_constants(self, m, beat, r: Checked):
-        """What every beat of the job needs to turn digits into transactions."""
+    def _beat_constants(self, m, entry, r: Checked):
+        """What every beat of the job needs to turn digits into transactions: the beat
+        table's entry (``beat_entry_layout``). The coordinates, dimensions and strides go
+        in as the request and the descriptor give them, with the rank's bits: past the
+        rank the walker makes them 0 (the coordinates but gather4's rows), 1 and 0, and a
+        prefetch's shared-memory address and swizzle 0, as it reads the entry
+        (:func:`.walker._cleared`)."""
         d, req, gather = r.d, r.request, r.kinds.gather
+        beat = entry.beat
         prefetch = req.operation.as_value() == Operation.PREFETCH
         value_step = d.step0 << d.values_per_unit_log2
+        m.d.comb += entry.in_rank.eq(Cat(d.in_rank))
         for i in range(MAX_RANK):
-            used = Mux(gather, 1, d.in_rank[i])
             m.d.comb += [
-                beat.start[i].eq(Mux(used, req.coordinates[i], 0)),
+                beat.start[i].eq(req.coordinates[i]),
                 beat.element_strides[i].eq(d.element_strides[i]),
-                beat.dims[i].eq(Mux(d.in_rank[i], d.dims[i], 1)),
+                beat.dims[i].eq(d.dims[i]),
             ]
-        m.d.comb += [beat.strides[i].eq(Mux(d.in_rank[i + 1], stride, 0)) for i, stride in enumerate(d.strides)]
+        m.d.comb += [beat.strides[i].eq(stride) for i, stride in enumerate(d.strides)]
         for kind, values in zip(beat.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
             beat.base.eq(d.global_address),
-            beat.smem_base.eq(Mux(prefetch, 0, req.smem_address)),
-            beat.swizzle.eq(Mux(prefetch, 0, d.swizzle)),
+            beat.smem_base.eq(req.smem_address),
+            beat.swizzle.eq(d.swizzle),
             beat.value_step.eq(value_step),
             beat.values_per_unit_log2.eq(d.values_per_unit_log2),
             beat.unit_global_bytes.eq(d.unit_global_bytes),

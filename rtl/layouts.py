@@ -27,8 +27,8 @@ from ..model.unit import COUNT_LIMIT
 
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
-           "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS", "BEAT_TABLE_DEPTH",
-           "held_job_layout"]
+           "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
+           "beat_table_depth", "beat_entry_layout"]
 
 
 @functools.cache
@@ -251,6 +251,11 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
     request), so the walker knows its last one from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
+
+    The job's beat constants (:func:`beat_constants_layout`) are not in it: the front end
+    writes them into the walker's beat table as the job is set up, and ``tag`` is their
+    entry (:func:`beat_table_depth`). ``request_id``, ``gather`` and ``pixel_mode`` are
+    the constants the walker reads itself, kept in the job as well.
     """
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
@@ -265,27 +270,23 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
         "pixels": pixel_walk_layout(config),
-        "beat": beat_constants_layout(config),
+        "tag": unsigned(beat_table_depth(config).bit_length() - 1),
+        "request_id": unsigned(config.id_width),
+        "gather": 1,
+        "pixel_mode": 1,
         **steps,
     })
 
 
-#: Entries of the front end's table of beat constants (rtl/frontend.py): a job's beat
-#: constants wait there, from its set-up to the walker's take, and the job's registers
-#: hold its entry's number. Jobs between the set-up and the walker are at most four (at a
-#: request interval of 1: stage 9, stage 10, the skid and the job register; the stages
-#: move only while the skid is empty), so four entries are never one too few.
-BEAT_TABLE_DEPTH = 4
-
-
-def held_job_layout(config: UnitConfig) -> data.StructLayout:
-    """A job in the front end's registers after its set-up (stage 9 on): :func:`job_layout`
-    with the beat constants' entry of the table (``tag``) in place of the constants, and
-    the request's id, which the front end's proofs follow."""
-    members = dict(job_layout(config).members)
-    del members["beat"]
-    return data.StructLayout({**members, "tag": unsigned((BEAT_TABLE_DEPTH - 1).bit_length()),
-                              "request_id": unsigned(config.id_width)})
+def beat_table_depth(config: UnitConfig) -> int:
+    """Entries of the walker's beat table (rtl/walker.py): a job's beat constants are
+    written there as the job enters the front end's stage 9, one entry per job in turn,
+    and read while the walker walks it. A write comes only while the stages move: at a
+    request interval of 2 stage 10 is then empty, so the entries in use are stage 9's,
+    the walker's and the one written, three; at 1 the skid is then empty, and stage 10
+    and the job register add two, five. So no entry is written while its job may still
+    read it (the front end's proofs: docs/formal.md)."""
+    return 4 if config.request_interval == 2 else 8
 
 
 #: A kind of chunk (a row's full chunks, its last): its units, which of the 16 bits of
@@ -296,6 +297,16 @@ ChunkKindLayout = data.StructLayout({
     "live": unsigned(16),
     "length": unsigned(5),
 })
+
+
+def beat_entry_layout(config: UnitConfig) -> data.StructLayout:
+    """An entry of the walker's beat table (:func:`beat_table_depth`): a job's beat
+    constants as the front end writes them, and the rank's bits. The coordinates,
+    dimensions and strides past the rank (and a prefetch's shared-memory address and
+    swizzle) are not yet cleared: the walker clears them as it reads the entry into the
+    walk register, where a cleared bit is a flip-flop's synchronous reset, not a LUT in
+    front of the table's write (rtl/walker.py)."""
+    return data.StructLayout({"beat": beat_constants_layout(config), "in_rank": unsigned(MAX_RANK)})
 
 
 def beat_constants_layout(config: UnitConfig) -> data.StructLayout:

@@ -22,17 +22,18 @@ count lane 0 advanced by.
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
 from amaranth.lib import wiring, stream, data
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .layouts import (job_layout, beat_constants_layout, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS,
-                      COUNT_WIDTH)
+from .layouts import (job_layout, beat_constants_layout, beat_entry_layout, beat_table_depth, beats_width, DIGITS,
+                      RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
 
-__all__ = ["Walker", "WalkSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS"]
+__all__ = ["Walker", "WalkSignature", "BeatTableSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS"]
 
 #: Groups of the job register's bits, each loaded by a copy of `take` of its own.
 JOB_LOAD_GROUPS = 4
@@ -125,6 +126,33 @@ class WalkSignature(wiring.Signature):
         super().__init__({"record": Out(walk_layout(config)), "valid": Out(1), "credit": In(1)})
 
 
+def _cleared(beat, entry):
+    """``beat`` (a walk register's, ``beat_constants_layout``) takes the beat table's
+    ``entry`` (``beat_entry_layout``), the coordinates, dimensions and strides past the
+    rank, and a prefetch's shared-memory address and swizzle, cleared as the front end's
+    set-up defines them (a gather4 row's coordinates are all used). The walk register
+    loads in every cycle, so each cleared bit is its flip-flop's synchronous reset."""
+    kept, in_rank = entry.beat, entry.in_rank
+    assignments = [beat.eq(kept),
+                   beat.smem_base.eq(Mux(kept.prefetch, 0, kept.smem_base)),
+                   beat.swizzle.eq(Mux(kept.prefetch, 0, kept.swizzle))]
+    for i in range(len(kept.start)):
+        assignments += [beat.start[i].eq(Mux(kept.gather | in_rank[i], kept.start[i], 0)),
+                        beat.dims[i].eq(Mux(in_rank[i], kept.dims[i], 1))]
+    assignments += [beat.strides[i].eq(Mux(in_rank[i + 1], stride, 0)) for i, stride in enumerate(kept.strides)]
+    return assignments
+
+
+class BeatTableSignature(wiring.Signature):
+    """The front end's writes into the walker's beat table, as the front end drives
+    them: in a cycle with ``en``, entry ``tag`` takes ``data``, a job's beat constants
+    (``beat_entry_layout``); the job carries the entry's number (``job_layout``)."""
+
+    def __init__(self, config: UnitConfig):
+        super().__init__({"en": Out(1), "tag": Out(beat_table_depth(config).bit_length() - 1),
+                          "data": Out(beat_entry_layout(config))})
+
+
 @bundle
 class _Odometers:
     """Every lane's odometer (:func:`odometer_step`) and its next state."""
@@ -166,19 +194,33 @@ class Walker(wiring.Component):
     Ports
     -----
     job : stream in (``job_layout``)
+    beats : :class:`BeatTableSignature` in: the jobs' beat constants, into the beat table
     walk : :class:`WalkSignature` out
+
+    The beat table (:func:`~.layouts.beat_table_depth` entries of LUT RAM) holds each
+    job's beat constants from its set-up in the front end to its last record: a record's
+    constants are the entry of the job walked, read as the record is registered. So the
+    walker's job register holds the entry's number, not the constants (docs/architecture.md,
+    "Where values are kept").
     """
 
     def __init__(self, config: UnitConfig):
         self.config = config
         super().__init__({
             "job": In(stream.Signature(job_layout(config))),
+            "beats": In(BeatTableSignature(config)),
             "walk": Out(WalkSignature(config)),
         })
 
     def elaborate(self, platform):
         m = Module()
         current = Signal(job_layout(self.config))       # the job being walked
+        table = Memory(shape=beat_entry_layout(self.config), depth=beat_table_depth(self.config), init=[])
+        m.submodules.beat_table = table
+        write = table.write_port()
+        m.d.comb += [write.en.eq(self.beats.en), write.addr.eq(self.beats.tag), write.data.eq(self.beats.data)]
+        beat = table.read_port(domain="comb")
+        m.d.comb += beat.addr.eq(current.tag)
         odometers = self._odometers(m, current)
         control = self._control(m)
         if self.config.builds_im2col_family:
@@ -186,7 +228,7 @@ class Walker(wiring.Component):
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
             pixel, lane_pixels, next_pixel = None, [], None
         addresses = self._addresses(m, current, odometers) if self.config.steps_addresses else None
-        self._emit(m, current, control, odometers, lane_pixels, addresses)
+        self._emit(m, current, beat.data, control, odometers, lane_pixels, addresses)
         self._take_job(m, current, control, odometers)
         self._advance(m, control, odometers, pixel, next_pixel, addresses)
         return m
@@ -227,7 +269,7 @@ class Walker(wiring.Component):
             stepped.append(total)
             if config.builds("gather4"):
                 row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]
-                emitted.append(Mux(current.beat.gather, Array(constants.gather)[row], total))
+                emitted.append(Mux(current.gather, Array(constants.gather)[row], total))
             else:
                 emitted.append(total)
         return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
@@ -247,7 +289,7 @@ class Walker(wiring.Component):
         # complement, so that Yosys does not merge it with the datapath's), enables the
         # walk's state; `take`, a credit while free, is the job stream's ready and the job
         # registers' enable, made a cycle ahead so that it is a register too. The job
-        # registers are some 2,000 flip-flops spread over the chip, so `take` is kept in
+        # registers are some 1,000 flip-flops spread over the chip, so `take` is kept in
         # one register per group of them (docs/fpga.md, "Clock speed")
         hold = Signal(name="hold")
         issue = ~hold
@@ -287,7 +329,7 @@ class Walker(wiring.Component):
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
         return pixel, lane_pixels, next_pixel
 
-    def _emit(self, m, current, control, odometers, lane_pixels, addresses):
+    def _emit(self, m, current, beat, control, odometers, lane_pixels, addresses):
         """The walk register. The datapath's stages move every cycle: a record is valid for
         one cycle only, and the register loads in every cycle (its valid bit qualifies
         it), so the credit enables only the walker's own state."""
@@ -300,9 +342,10 @@ class Walker(wiring.Component):
             record.last.eq(control.last),
             record.lane_alive.eq(odometers.alive),
             record.beat_index.eq(control.beat_index),
-            record.beat.eq(current.beat),
+            *_cleared(record.beat, beat),
+            record.beat.request_id.eq(current.request_id),
             record.has_completion.eq(control.last),
-            record.completion.request_id.eq(current.beat.request_id),
+            record.completion.request_id.eq(current.request_id),
             record.completion.code.eq(current.code),
             record.completion.transaction_bytes.eq(current.transaction_bytes),
         ]
@@ -313,7 +356,7 @@ class Walker(wiring.Component):
                              for i, value in enumerate(pixel_coordinates(lane_pixels[j]))]
             if addresses is not None:
                 parts = [lane_pixels[j].address[i] for i in range(len(lane_pixels[j].address))] if lane_pixels else []
-                terms = row_terms(addresses.emitted[j], parts, current.beat.pixel_mode)
+                terms = row_terms(addresses.emitted[j], parts, current.pixel_mode)
                 m.d.sync += [record.lane_address[j][t].eq(term) for t, term in enumerate(terms)]
 
     def _take_job(self, m, current, control, odometers):

@@ -45,7 +45,7 @@ from ..model.swizzle import swizzle, swizzle_repeat
 from ..model.types import Swizzle
 from ..rtl.datapath import STAGE_NAMES, Datapath, queued_layout
 from ..rtl.frontend import FrontEnd
-from ..rtl.layouts import RequestLayout, held_job_layout
+from ..rtl.layouts import RequestLayout, job_layout
 from ..rtl.pipeline import PROOF, Proving
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
@@ -892,8 +892,9 @@ class _FrontEndWrapper(_Broken):
     def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.requests), inner.requests)
         wiring.connect(m, inner.snapshot, wiring.flipped(self.snapshot))
+        wiring.connect(m, inner.beats, wiring.flipped(self.beats))
         again = Signal()            # the second offer of the job just taken
-        odd = inner.job.payload.beat.request_id[0]
+        odd = inner.job.payload.request_id[0]
         m.d.comb += [self.job.payload.eq(inner.job.payload), self.job.valid.eq(inner.job.valid),
                      inner.job.ready.eq(self.job.ready & ~(odd & ~again))]
         with m.If(self.job.valid & self.job.ready):
@@ -932,17 +933,24 @@ class FrontEndOneJobEach(Elaboratable):
         take = job.valid & job.ready
         with m.If(take):
             m.d.sync += taken.eq(taken + 1)
-            m.d.comb += [Assert(job.payload.beat.request_id == taken), Assert(taken != sent)]
+            m.d.comb += [Assert(job.payload.request_id == taken), Assert(taken != sent)]
         waited = _prior(m, job.valid & ~job.ready, name="job_waited")
         with m.If(waited):
             m.d.comb += Assert(job.valid)
+        # the walker's beat table: no entry is written while the walker may read it, the
+        # entry of the job taken last (it reads no other: it takes a job as it emits the
+        # last record of the one before)
+        last_tag, any_taken = Signal.like(job.payload.tag, name="last_tag"), Signal(name="any_taken")
+        with m.If(take):
+            m.d.sync += [last_tag.eq(job.payload.tag), any_taken.eq(1)]
+        m.d.comb += Assert(~(block.beats.en & any_taken & (block.beats.tag == last_tag)))
         if self.mutation is None:
-            self._invariant(m, probe, sent, taken, self.config)
+            self._invariant(m, probe, sent, taken, self.config, (last_tag, any_taken))
         m.d.comb += [Cover(take & (taken == 3)), Cover(waited & take)]
         return m
 
     @staticmethod
-    def _invariant(m, probe, sent, taken, config):
+    def _invariant(m, probe, sent, taken, config, last):
         """The requests in flight, oldest first, are the ones numbered ``taken`` to
         ``sent - 1``, in order: at a request interval of 1 the job register's and the skid
         register's; then the jobs of stages 10 (at 2, the job register) and 9; then the
@@ -950,13 +958,12 @@ class FrontEndOneJobEach(Elaboratable):
         Stage 9's job is named, not its request: the request stage 9 passes on rides in
         the line, apart from the job's copy of its id; what the line's rings hold, the
         line states itself (:data:`~tma_unit.rtl.pipeline.PROOF`)."""
-        held = held_job_layout(config)
-        behind = ([(probe["job__valid"], data.View(held, probe["job_held"])),
-                   (probe["skid_valid"], data.View(held, probe["skid"]))]
+        behind = ([(probe["job__valid"], data.View(job_layout(config), probe["job__payload"])),
+                   (probe["skid_valid"], data.View(job_layout(config), probe["skid"]))]
                   if config.request_interval == 1 else [])
         jobs = [*behind,
-                (probe["s10_valid"], data.View(held, probe["s10_job"])),
-                (probe["s9_valid"], data.View(held, probe["s9_job"]))]
+                (probe["s10_valid"], data.View(job_layout(config), probe["s10_job"])),
+                (probe["s9_valid"], data.View(job_layout(config), probe["s9_job"]))]
         entries = [(valid, job.request_id) for valid, job in jobs]
         entries += [(probe[f"s{k}_valid"], data.View(RequestLayout, probe.carried(f"s{k}_request")).request_id)
                     for k in range(8, 0, -1)]
@@ -967,6 +974,12 @@ class FrontEndOneJobEach(Elaboratable):
                 m.d.comb += Assert(request_id[:width] == (taken + older)[:width])
             older = (older + valid)[:width]
         m.d.comb += Assert((sent - taken)[:width] == older)
+        # the job taken last holds the entry before the oldest job's (the front end states
+        # its jobs' entries, rtl/frontend.py)
+        last_tag, any_taken = last
+        jobs_here = sum(valid for valid, _ in jobs)
+        with m.If(any_taken):
+            m.d.comb += Assert(last_tag == (probe["beat_tag"] - 1 - jobs_here)[:len(last_tag)])
 
 
 class FrontEndJobStream(Elaboratable):
