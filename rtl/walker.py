@@ -27,16 +27,22 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
+from .regfile import BLOCK_RAM
 from .layouts import (job_layout, beat_constants_layout, beat_entry_layout, beat_table_depth, beats_width, DIGITS,
                       RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
 
-__all__ = ["Walker", "WalkSignature", "BeatTableSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS"]
+__all__ = ["Walker", "WalkSignature", "BeatTableSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS",
+           "TAKE_COPIES"]
 
-#: Groups of the job register's bits, each loaded by a copy of `take` of its own.
+#: Groups of the job register's bits, each loaded by a copy of `take` of its own; the
+#: beat table's entry register is split alike, with copies of its own.
 JOB_LOAD_GROUPS = 4
+#: The copies of `take`: the job stream's ready, then one for each group of the job
+#: register's bits and one for each of the entry register's.
+TAKE_COPIES = 1 + 2 * JOB_LOAD_GROUPS
 
 
 def completion_info_layout(config: UnitConfig) -> data.StructLayout:
@@ -197,11 +203,15 @@ class Walker(wiring.Component):
     beats : :class:`BeatTableSignature` in: the jobs' beat constants, into the beat table
     walk : :class:`WalkSignature` out
 
-    The beat table (:func:`~.layouts.beat_table_depth` entries of LUT RAM) holds each
-    job's beat constants from its set-up in the front end to its last record: a record's
-    constants are the entry of the job walked, read as the record is registered. So the
-    walker's job register holds the entry's number, not the constants (docs/architecture.md,
-    "Where values are kept").
+    The beat table (:func:`~.layouts.beat_table_depth` entries of block RAM) holds each
+    job's beat constants from its set-up in the front end until the walker takes the
+    job, when the entry is loaded into a register of the walker's (``beat_entry``) that
+    every record of the job reads. The table is read a cycle ahead, in every cycle, at
+    the entry of the next job to be taken: the front end numbers its jobs' entries in
+    turn from 0 (``tag``), so that is the entry after the last one taken (``ahead``),
+    and the block's output goes only into the entry register, a path of its own. So the
+    walker's job register holds the entry's number, not the constants
+    (docs/architecture.md, "Where values are kept").
     """
 
     def __init__(self, config: UnitConfig):
@@ -215,20 +225,20 @@ class Walker(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         current = Signal(job_layout(self.config))       # the job being walked
-        table = Memory(shape=beat_entry_layout(self.config), depth=beat_table_depth(self.config), init=[])
+        table = Memory(shape=beat_entry_layout(self.config), depth=beat_table_depth(self.config), init=[],
+                       attrs=BLOCK_RAM)
         m.submodules.beat_table = table
         write = table.write_port()
         m.d.comb += [write.en.eq(self.beats.en), write.addr.eq(self.beats.tag), write.data.eq(self.beats.data)]
-        beat = table.read_port(domain="comb")
-        m.d.comb += beat.addr.eq(current.tag)
         odometers = self._odometers(m, current)
         control = self._control(m)
+        beat = self._entry(m, table, control)
         if self.config.builds_im2col_family:
             pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
             pixel, lane_pixels, next_pixel = None, [], None
         addresses = self._addresses(m, current, odometers) if self.config.steps_addresses else None
-        self._emit(m, current, beat.data, control, odometers, lane_pixels, addresses)
+        self._emit(m, current, beat, control, odometers, lane_pixels, addresses)
         self._take_job(m, current, control, odometers)
         self._advance(m, control, odometers, pixel, next_pixel, addresses)
         return m
@@ -296,12 +306,36 @@ class Walker(wiring.Component):
         free_next = Signal()
         m.d.comb += free_next.eq(Mux(issue, Mux(free, ~self.job.valid | self.job.payload.one_beat, two_left), free))
         m.d.sync += [hold.eq(~self.walk.credit), free.eq(free_next)]
-        takes = copies(m, self.walk.credit & free_next, 1 + JOB_LOAD_GROUPS, "take", init=1)
+        takes = copies(m, self.walk.credit & free_next, TAKE_COPIES, "take", init=1)
         m.d.comb += self.job.ready.eq(takes[0])
         width = beats_width(self.config)
         return _Control(busy=Signal(name="busy"), beat_index=Signal(width, name="beat_index"),
                         remaining=Signal(width, name="remaining"), last=Signal(name="last"),
                         two_left=two_left, free=free, issue=issue, takes=takes)
+
+    def _entry(self, m, table, control):
+        """The beat table's entry of the job walked, in a register loaded as the job is
+        taken (in groups, like the job register), from the table's synchronous read port:
+        the port reads, in every cycle, the entry of the job taken next. The front end
+        writes an entry as its job enters stage 9, at least a cycle before the job can be
+        offered (stage 10), so the read a cycle before the take finds it written; a write
+        as it reads lands on another job's entry (the front end's proofs), so what the
+        port returns then is left undefined (:data:`.regfile.UNDEFINED_COLLISIONS`)."""
+        tag_width = beat_table_depth(self.config).bit_length() - 1
+        ahead = Signal(tag_width, name="beat_ahead")       # the entry of the job taken next
+        ahead_next = Signal(tag_width)
+        m.d.comb += ahead_next.eq(Mux(self.job.valid & control.takes[0], ahead + 1, ahead))
+        m.d.sync += ahead.eq(ahead_next)
+        port = table.read_port()
+        read = Signal(beat_entry_layout(self.config), name="beat_entry_read")
+        m.d.comb += [port.addr.eq(ahead_next), read.eq(port.data)]
+        entry = Signal(beat_entry_layout(self.config), name="beat_entry")
+        entry_bits, read_bits = entry.as_value(), read.as_value()
+        for group in range(JOB_LOAD_GROUPS):
+            bits = slice(group * len(entry_bits) // JOB_LOAD_GROUPS, (group + 1) * len(entry_bits) // JOB_LOAD_GROUPS)
+            with m.If(control.takes[1 + JOB_LOAD_GROUPS + group]):
+                m.d.sync += entry_bits[bits].eq(read_bits[bits])
+        return entry
 
     def _pixels(self, m, current, odometers):
         """The pixel walk: lane 0's pixel in a register, the chain of the ``lanes`` pixels

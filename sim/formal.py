@@ -50,7 +50,7 @@ from ..rtl.pipeline import PROOF, Proving
 from ..rtl.regfile import REGISTERS, SLOT_BASE, SLOT_STRIDE, DescriptorFile
 from ..rtl.swizzle import swizzle_address
 from ..rtl.unit import TmaUnit
-from ..rtl.walker import JOB_LOAD_GROUPS, Walker
+from ..rtl.walker import TAKE_COPIES, Walker
 from .ledger import note
 
 __all__ = ["Proof", "Outcome", "PROOFS", "FORMAL_CONFIG", "Probe", "run_sby", "check", "sby_available"]
@@ -756,7 +756,7 @@ class WalkerBeatCount(Elaboratable):
         if self.mutation is None:
             probe = {name: walker[name]
                      for name in ("busy", "remaining", "last", "two_left", "free", "hold", "beat_index")}
-            takes = [walker[f"take{k}"] for k in range(1 + JOB_LOAD_GROUPS)]
+            takes = [walker[f"take{k}"] for k in range(TAKE_COPIES)]
             head_done = record & walked.last
             walking = Mux(head_done, counts[1], counts[0])
             emitted = Mux(head_done, 0, seen + record)
@@ -937,20 +937,20 @@ class FrontEndOneJobEach(Elaboratable):
         waited = _prior(m, job.valid & ~job.ready, name="job_waited")
         with m.If(waited):
             m.d.comb += Assert(job.valid)
-        # the walker's beat table: no entry is written while the walker may read it, the
-        # entry of the job taken last (it reads no other: it takes a job as it emits the
-        # last record of the one before)
-        last_tag, any_taken = Signal.like(job.payload.tag, name="last_tag"), Signal(name="any_taken")
+        # the walker's beat table: the walker reads the entry of the job it takes next a
+        # cycle before it takes it, counting the jobs it has taken, so the jobs hold the
+        # entries in turn from 0 (no write reaches an entry a job in the front end holds:
+        # the front end's own assertions)
+        tag = job.payload.tag
         with m.If(take):
-            m.d.sync += [last_tag.eq(job.payload.tag), any_taken.eq(1)]
-        m.d.comb += Assert(~(block.beats.en & any_taken & (block.beats.tag == last_tag)))
+            m.d.comb += Assert(tag == taken[:len(tag)])
         if self.mutation is None:
-            self._invariant(m, probe, sent, taken, self.config, (last_tag, any_taken))
+            self._invariant(m, probe, sent, taken, self.config)
         m.d.comb += [Cover(take & (taken == 3)), Cover(waited & take)]
         return m
 
     @staticmethod
-    def _invariant(m, probe, sent, taken, config, last):
+    def _invariant(m, probe, sent, taken, config):
         """The requests in flight, oldest first, are the ones numbered ``taken`` to
         ``sent - 1``, in order: at a request interval of 1 the job register's and the skid
         register's; then the jobs of stages 10 (at 2, the job register) and 9; then the
@@ -974,12 +974,11 @@ class FrontEndOneJobEach(Elaboratable):
                 m.d.comb += Assert(request_id[:width] == (taken + older)[:width])
             older = (older + valid)[:width]
         m.d.comb += Assert((sent - taken)[:width] == older)
-        # the job taken last holds the entry before the oldest job's (the front end states
-        # its jobs' entries, rtl/frontend.py)
-        last_tag, any_taken = last
+        # the entry written next is the one after the jobs' from stage 9 on (the front end
+        # states their entries, rtl/frontend.py), counted from the jobs taken
+        tag_next = probe["beat_tag"]
         jobs_here = sum(valid for valid, _ in jobs)
-        with m.If(any_taken):
-            m.d.comb += Assert(last_tag == (probe["beat_tag"] - 1 - jobs_here)[:len(last_tag)])
+        m.d.comb += Assert(tag_next == (taken + jobs_here)[:len(tag_next)])
 
 
 class FrontEndJobStream(Elaboratable):
