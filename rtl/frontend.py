@@ -75,12 +75,13 @@ simulation skips it (sim/gating.py).
 The beat constants (``beat_constants_layout``: the coordinates, dimensions, strides and
 the rest every beat reads) are made in stage 9 and read by the walker with every record
 of the job; in between, the job waits in stage 9, stage 10 and, at a request interval of
-1, the skid and the job register. Rather than ride in those registers and the walker's,
-they are written into the walker's beat table (``beats``, :class:`.walker.BeatTableSignature`)
-as the job enters stage 9, one entry per job in turn, and the job carries the entry's
-number (``tag``). The jobs from stage 9 to the walker's are fewer than the table's
-entries (:func:`~.layouts.beat_table_depth`), so an entry is written again only once its
-job's last record is out (docs/architecture.md, "Where values are kept").
+1, the skid and the job register. Rather than ride in those registers, they are written
+into the walker's beat table (``beats``, :class:`.walker.BeatTableSignature`) as the
+job enters stage 9, one entry per job in turn from 0, and the job carries the entry's
+number (``tag``); the walker reads the entry as it takes the job, counting the jobs it
+has taken. The jobs from stage 9 on are fewer than the table's entries
+(:func:`~.layouts.beat_table_depth`), so an entry is written again only once its job
+is taken (docs/architecture.md, "Where values are kept").
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -376,7 +377,7 @@ class FrontEnd(wiring.Component):
             m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
             # and the beat table's entries: the jobs from stage 9 on hold the entries
             # written last, youngest first, and a write finds fewer of them than the
-            # table has entries less one (the walker's), so it reaches none of theirs
+            # table has entries less one, so it reaches none of theirs
             younger = Const(0, 3)
             for valid, job in [(set_up.valid, set_up.job), (r.valid, r.job), *reversed(behind)]:
                 with m.If(valid):

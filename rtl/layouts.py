@@ -281,11 +281,13 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
 def beat_table_depth(config: UnitConfig) -> int:
     """Entries of the walker's beat table (rtl/walker.py): a job's beat constants are
     written there as the job enters the front end's stage 9, one entry per job in turn,
-    and read while the walker walks it. A write comes only while the stages move: at a
-    request interval of 2 stage 10 is then empty, so the entries in use are stage 9's,
-    the walker's and the one written, three; at 1 the skid is then empty, and stage 10
-    and the job register add two, five. So no entry is written while its job may still
-    read it (the front end's proofs: docs/formal.md)."""
+    and read as the walker takes the job (the read a cycle before). A write comes only
+    while the stages move: at a request interval of 2 stage 10 is then empty, so the
+    write finds at most stage 9's job holding an entry; at 1 the skid is then empty, and
+    stage 10 and the job register make it three. The front end's proofs bound them below
+    the entries less one (docs/formal.md), so no entry is written while its job has yet
+    to be taken, nor as the walker reads it. In block RAM (512 entries of 36 bits a
+    DP16KD) the depth costs nothing."""
     return 4 if config.request_interval == 2 else 8
 
 
