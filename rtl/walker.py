@@ -149,6 +149,16 @@ def _cleared(beat, entry):
     return assignments
 
 
+def _load_in_groups(m, register, value, takes):
+    """``register`` loads ``value`` (the same layout) in ``len(takes)`` groups of its
+    bits, each in the cycles its copy of `take` is high."""
+    target, source, count = register.as_value(), value.as_value(), len(takes)
+    for group, take in enumerate(takes):
+        bits = slice(group * len(target) // count, (group + 1) * len(target) // count)
+        with m.If(take):
+            m.d.sync += target[bits].eq(source[bits])
+
+
 class BeatTableSignature(wiring.Signature):
     """The front end's writes into the walker's beat table, as the front end drives
     them: in a cycle with ``en``, entry ``tag`` takes ``data``, a job's beat constants
@@ -330,11 +340,7 @@ class Walker(wiring.Component):
         read = Signal(beat_entry_layout(self.config), name="beat_entry_read")
         m.d.comb += [port.addr.eq(ahead_next), read.eq(port.data)]
         entry = Signal(beat_entry_layout(self.config), name="beat_entry")
-        entry_bits, read_bits = entry.as_value(), read.as_value()
-        for group in range(JOB_LOAD_GROUPS):
-            bits = slice(group * len(entry_bits) // JOB_LOAD_GROUPS, (group + 1) * len(entry_bits) // JOB_LOAD_GROUPS)
-            with m.If(control.takes[1 + JOB_LOAD_GROUPS + group]):
-                m.d.sync += entry_bits[bits].eq(read_bits[bits])
+        _load_in_groups(m, entry, read, control.takes[1 + JOB_LOAD_GROUPS:])
         return entry
 
     def _pixels(self, m, current, odometers):
@@ -396,11 +402,7 @@ class Walker(wiring.Component):
     def _take_job(self, m, current, control, odometers):
         """The job's constants, in groups of bits each loaded by a ``take`` of its own."""
         takes, payload = control.takes, self.job.payload
-        job_bits, payload_bits = current.as_value(), payload.as_value()
-        for group in range(JOB_LOAD_GROUPS):
-            bits = slice(group * len(job_bits) // JOB_LOAD_GROUPS, (group + 1) * len(job_bits) // JOB_LOAD_GROUPS)
-            with m.If(takes[1 + group]):
-                m.d.sync += job_bits[bits].eq(payload_bits[bits])
+        _load_in_groups(m, current, payload, takes[1:1 + JOB_LOAD_GROUPS])
         with m.If(takes[0]):
             m.d.sync += [odometers.plus_one.step[i].eq(payload.step_digits[i] + 1) for i in range(DIGITS)]
             m.d.sync += [odometers.plus_one.safe[i].eq(payload.step_safe[i] + 1) for i in range(DIGITS)]
