@@ -504,7 +504,7 @@ class FrontEnd(wiring.Component):
         job = Signal(job_layout(self.config))
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
-        entry = Signal(beat_entry_layout(self.config), name="s9_beat")
+        entry = Signal(beat_entry_layout(self.config), name="beat_write_data")
         self._beat_constants(m, entry, r)
         # the entries are written in turn, one per job that enters stage 9
         tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")

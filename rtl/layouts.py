@@ -28,7 +28,7 @@ from ..model.unit import COUNT_LIMIT
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
-           "beat_table_depth", "beat_entry_layout"]
+           "beat_table_depth", "beat_tag_width", "beat_entry_layout"]
 
 
 @functools.cache
@@ -270,7 +270,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
         "lane_alive": unsigned(config.lanes),
         "pixels": pixel_walk_layout(config),
-        "tag": unsigned(beat_table_depth(config).bit_length() - 1),
+        "tag": unsigned(beat_tag_width(config)),
         "request_id": unsigned(config.id_width),
         "gather": 1,
         "pixel_mode": 1,
@@ -286,9 +286,17 @@ def beat_table_depth(config: UnitConfig) -> int:
     write finds at most stage 9's job holding an entry; at 1 the skid is then empty, and
     stage 10 and the job register make it three. The front end's proofs bound them below
     the entries less one (docs/formal.md), so no entry is written while its job has yet
-    to be taken, nor as the walker reads it. In block RAM (512 entries of 36 bits a
-    DP16KD) the depth costs nothing."""
+    to be taken, nor as the walker reads it for the job it takes. In block RAM (512
+    entries of 36 bits a DP16KD) the depth costs nothing. A power of two, so that the
+    entries' numbers (:func:`beat_tag_width` bits) wrap as they count."""
     return 4 if config.request_interval == 2 else 8
+
+
+def beat_tag_width(config: UnitConfig) -> int:
+    """Bits of an entry's number in the walker's beat table (:func:`beat_table_depth`)."""
+    depth = beat_table_depth(config)
+    assert depth & (depth - 1) == 0, "the entries' numbers wrap as they count"
+    return depth.bit_length() - 1
 
 
 #: A kind of chunk (a row's full chunks, its last): its units, which of the 16 bits of

@@ -54,11 +54,11 @@ BLOCK_RAM = {"ram_style": "block"}
 #: a delayed write and a multiplexer behind the block's output; the unit never uses such
 #: a read (proof ``bus.no_collision``: a request that reads its slot as a write lands on
 #: it finds the slot invalid, and no slot read of the bus takes a word as it is written),
-#: so none is needed; nor does the walker use what its table returns as the front end
-#: writes the entry read (rtl/walker.py). The ports are found by the wires their data drives. Run after the
-#: design is read, before ``synth_ecp5`` (the board build and src/synth.py). The early
-#: bytes' copy keeps the old-data read: in LUT RAM, read through a register, it costs
-#: nothing, and the simulators read the same.
+#: so none is needed; nor does the walker use what its beat table returns as the front
+#: end writes the entry read (rtl/walker.py). The ports are found by the wires their data
+#: drives. Run after the design is read, before ``synth_ecp5`` (the board build and
+#: src/synth.py). The early bytes' copy keeps the old-data read: in LUT RAM, read
+#: through a register, it costs nothing, and the simulators read the same.
 UNDEFINED_COLLISIONS = ("setparam -set COLLISION_X_MASK 1 w:snapshot__data w:bus_read__data %u w:beat_entry_read %u"
                         " %ci1 t:$memrd_v2 %i")
 

@@ -28,8 +28,8 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
 from .regfile import BLOCK_RAM
-from .layouts import (job_layout, beat_constants_layout, beat_entry_layout, beat_table_depth, beats_width, DIGITS,
-                      RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
+from .layouts import (job_layout, beat_constants_layout, beat_entry_layout, beat_table_depth, beat_tag_width,
+                      beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
@@ -165,7 +165,7 @@ class BeatTableSignature(wiring.Signature):
     (``beat_entry_layout``); the job carries the entry's number (``job_layout``)."""
 
     def __init__(self, config: UnitConfig):
-        super().__init__({"en": Out(1), "tag": Out(beat_table_depth(config).bit_length() - 1),
+        super().__init__({"en": Out(1), "tag": Out(beat_tag_width(config)),
                           "data": Out(beat_entry_layout(config))})
 
 
@@ -220,8 +220,8 @@ class Walker(wiring.Component):
     the entry of the next job to be taken: the front end numbers its jobs' entries in
     turn from 0 (``tag``), so that is the entry after the last one taken (``ahead``),
     and the block's output goes only into the entry register, a path of its own. So the
-    walker's job register holds the entry's number, not the constants
-    (docs/architecture.md, "Where values are kept").
+    constants wait in the table, not in the job's registers (docs/architecture.md,
+    "Where values are kept").
     """
 
     def __init__(self, config: UnitConfig):
@@ -309,8 +309,8 @@ class Walker(wiring.Component):
         # complement, so that Yosys does not merge it with the datapath's), enables the
         # walk's state; `take`, a credit while free, is the job stream's ready and the job
         # registers' enable, made a cycle ahead so that it is a register too. The job
-        # registers are some 1,000 flip-flops spread over the chip, so `take` is kept in
-        # one register per group of them (docs/fpga.md, "Clock speed")
+        # register and the entry register are many flip-flops spread over the chip, so
+        # `take` is kept in one register per group of them (docs/fpga.md, "Clock speed")
         hold = Signal(name="hold")
         issue = ~hold
         free_next = Signal()
@@ -328,10 +328,13 @@ class Walker(wiring.Component):
         taken (in groups, like the job register), from the table's synchronous read port:
         the port reads, in every cycle, the entry of the job taken next. The front end
         writes an entry as its job enters stage 9, at least a cycle before the job can be
-        offered (stage 10), so the read a cycle before the take finds it written; a write
-        as it reads lands on another job's entry (the front end's proofs), so what the
-        port returns then is left undefined (:data:`.regfile.UNDEFINED_COLLISIONS`)."""
-        tag_width = beat_table_depth(self.config).bit_length() - 1
+        offered (stage 10), so the read a cycle before the take finds it written, and no
+        write lands on it then (the front end's proofs). A read as its entry is written
+        is one no take uses (the port reads the next entry before its job is there), so
+        what the port returns then is left undefined (:data:`.regfile.UNDEFINED_COLLISIONS`).
+        The walker finds the entry by its own count of the jobs it takes: the jobs'
+        ``tag`` is what the front end's proofs state the order by."""
+        tag_width = beat_tag_width(self.config)
         ahead = Signal(tag_width, name="beat_ahead")       # the entry of the job taken next
         ahead_next = Signal(tag_width)
         m.d.comb += ahead_next.eq(Mux(self.job.valid & control.takes[0], ahead + 1, ahead))
