@@ -636,7 +636,6 @@ class FrontEnd(wiring.Component):
             beat.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),
             beat.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
                              Mux(d.fill_nan, Fill.NAN, Fill.ZERO))),
-            beat.request_id.eq(req.request_id),
             beat.operation.eq(req.operation),
             beat.reduce_op.eq(req.reduce_op),
             beat.multicast_mask.eq(req.multicast_mask),

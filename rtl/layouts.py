@@ -315,7 +315,8 @@ def beat_entry_layout(config: UnitConfig) -> data.StructLayout:
     dimensions and strides past the rank (and a prefetch's shared-memory address and
     swizzle) are not yet cleared: the walker clears them as it reads the entry into the
     walk register, where a cleared bit is a flip-flop's synchronous reset, not a LUT in
-    front of the table's write (rtl/walker.py)."""
+    front of the table's write (rtl/walker.py). Its ``request_id`` is not written: the
+    record takes the job's (:func:`job_layout`), which the completion reads as well."""
     return data.StructLayout({"beat": beat_constants_layout(config), "in_rank": unsigned(MAX_RANK)})
 
 

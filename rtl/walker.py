@@ -386,7 +386,7 @@ class Walker(wiring.Component):
             record.lane_alive.eq(odometers.alive),
             record.beat_index.eq(control.beat_index),
             *_cleared(record.beat, beat),
-            record.beat.request_id.eq(current.request_id),
+            record.beat.request_id.eq(current.request_id),      # the table holds none
             record.has_completion.eq(control.last),
             record.completion.request_id.eq(current.request_id),
             record.completion.code.eq(current.code),
