@@ -56,6 +56,7 @@ the board top's longest path.
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig, FORMER_STAGES
@@ -63,14 +64,16 @@ from ..model.gather import GATHER_ROWS
 from ..model.timing import BACK_END_STAGES
 from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
 from .decode import STRIDE_ZERO_BITS, UNIT_BYTES
-from .layouts import beat_layout, CompletionLayout, PIXEL_DIMENSIONS
+from .layouts import (beat_layout, CompletionLayout, PIXEL_DIMENSIONS, beat_entry_layout, beat_tag_width,
+                      beat_table_depth)
+from .regfile import BLOCK_RAM
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
 from .pipeline import Line, Stage, bundle, extend, narrow
 from .request_former import RequestFormer
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
 
-__all__ = ["Datapath", "STAGES", "queued_layout"]
+__all__ = ["Datapath", "BeatTableSignature", "STAGES", "queued_layout"]
 
 #: Registers from the walker's output to the beat stream, the walker's own and the beat
 #: queue included: the timing model's BACK_END_STAGES, the walk register, the six stages
@@ -97,15 +100,24 @@ def queued_layout(config: UnitConfig, granule: int | None = None) -> data.Struct
     })
 
 
+class BeatTableSignature(wiring.Signature):
+    """The front end's writes into the datapath's beat table, as the front end drives
+    them: in a cycle with ``en``, entry ``tag`` takes ``data``, a job's beat constants
+    (``beat_entry_layout``); the job carries the entry's number (``job_layout``)."""
+
+    def __init__(self, config: UnitConfig):
+        super().__init__({"en": Out(1), "tag": Out(beat_tag_width(config)),
+                          "data": Out(beat_entry_layout(config))})
+
+
 # -- what each stage holds ------------------------------------------------------------------
 
 @bundle
 class Control:
-    """What every stage passes on: the record's control bits and the job's constants."""
+    """What every stage passes on: the record's control bits."""
     valid: Value
     is_beat: Value
     last: Value
-    beat: Value             # beat_constants_layout
     has_completion: Value
     completion: Value
 
@@ -114,6 +126,18 @@ class Control:
 class WindowControl(Control):
     """Stage A1's control: dimension 0's size less :data:`.oob.WINDOW`, for A2's windows."""
     dim0_less_window: Value
+
+
+@bundle
+class AddressControl(Control):
+    """The control from stage A1 on: the job's constants the stages from A2 on read
+    (``address_constants_layout``), from the beat table."""
+    address: Value
+
+
+@bundle
+class AddressWindowControl(AddressControl, WindowControl):
+    """Stage A1's control with the constants the beat table gives it."""
 
 
 @bundle
@@ -197,6 +221,7 @@ class Datapath(wiring.Component):
         self.config = config
         super().__init__({
             "walk": In(WalkSignature(config)),
+            "table": In(BeatTableSignature(config)),
             "beats": Out(stream.Signature(beat_layout(config))),
             "completions": Out(stream.Signature(CompletionLayout)),
         })
@@ -206,14 +231,23 @@ class Datapath(wiring.Component):
         m.submodules.line = line = Line(None, "dp")
         stage = {name: Stage(m, None, name, line) for name in STAGE_NAMES}
         record = self.walk.record
-        ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last, beat=record.beat,
+        coordinates, address = self._beat_table(m)
+        ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last,
                       has_completion=record.has_completion, completion=record.completion)
         ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(m), "lane")
-        ctl, lanes = self._coordinates(stage["a1"], ctl, lanes)
-        ctl, lanes = self._bounds_and_products(stage["a2"], ctl, lanes)
+        # the constants of A1, read as the walker emits the record (by the tag of the job
+        # it walks), and of A2 on, read as the record is in the walk register; each read
+        # registered, with what it clears by from the stage before
+        walk = record.walk
+        coordinates = self._read_table(m, stage["a0"], coordinates, self.walk.tag_ahead, "coordinates",
+                                       walk.in_rank, walk.gather, walk.prefetch)
+        in_rank, prefetch = stage["a0"](walk.in_rank, "in_rank"), stage["a0"](walk.prefetch, "prefetch")
+        address = self._read_table(m, stage["a1"], address, record.tag, "address", in_rank, None, prefetch)
+        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, lanes)
+        ctl, lanes = self._bounds_and_products(stage["a2"], extend(AddressWindowControl, ctl, address=address), lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
         # from the job alone
-        offsets = [small_product(ctl.beat.value_step, Const(u, 4)) for u in range(16)]
+        offsets = [small_product(ctl.address.value_step, Const(u, 4)) for u in range(16)]
         ctl, lanes, offsets = stage["a3"](ctl, "ctl"), stage["a3"](lanes, "lane"), stage["a3"](offsets, "offset")
         ctl, lanes = self._adder_tree(stage["b1"], stage["b2"], ctl, lanes, offsets)
         head, has_completion, taken, fifo = self._beat_queue(m, ctl, lanes)
@@ -221,11 +255,56 @@ class Datapath(wiring.Component):
         self._completions(m, head, has_completion, taken, fifo)
         return m
 
+    def _beat_table(self, m):
+        """The beat table: each job's beat constants, written by the front end as the
+        job enters its stage 9 (``table``), one entry per job in turn, in two memories of
+        block RAM, one for each read: the constants stage A1 reads and those of A2 on
+        (``beat_entry_layout``). Returns the two memories."""
+        depth, write = beat_table_depth(self.config), self.table
+        memories = []
+        for name in ("coordinates", "address"):
+            memory = Memory(shape=beat_entry_layout(self.config).members[name], depth=depth, init=[],
+                            attrs=BLOCK_RAM)
+            m.submodules[f"beat_table_{name}"] = memory
+            port = memory.write_port()
+            m.d.comb += [port.en.eq(write.en), port.addr.eq(write.tag), port.data.eq(write.data[name])]
+            memories.append(memory)
+        return memories
+
+    def _read_table(self, m, stage, memory, tag, name, in_rank, gather, prefetch):
+        """The entry ``tag`` of one of the beat table's memories, read in every cycle and
+        registered as ``stage``'s (its block's output goes only into the register, a
+        path of its own), with the coordinates, dimensions and strides past the rank,
+        and a prefetch's shared-memory address and swizzle, cleared as the front end's
+        set-up defines them (a gather4 row's coordinates are all used) by the record's
+        bits (``in_rank``, ``gather``, ``prefetch``: registers of the stage before, not
+        the block's output): the register loads in every cycle, so each cleared bit is
+        its flip-flop's synchronous reset.
+        A read as its entry is written is one no record uses (an entry is written again
+        only after its job's last record has read it: :func:`~.layouts.beat_table_depth`),
+        so what the port returns then is left undefined
+        (:data:`.regfile.UNDEFINED_COLLISIONS`)."""
+        port = memory.read_port()
+        read = Signal(memory.shape, name=f"beat_table_read_{name}")
+        register = Signal(memory.shape, name=f"{stage.prefix}_{name}", reset_less=True)
+        m.d.comb += [port.addr.eq(tag), read.eq(port.data)]
+        m.d.sync += register.eq(read)
+        if name == "coordinates":
+            m.d.sync += [register.start[i].eq(Mux(gather | in_rank[i], start, 0))
+                         for i, start in enumerate(read.start)]
+            m.d.sync += register.smem_base.eq(Mux(prefetch, 0, read.smem_base))
+        else:
+            m.d.sync += [register.dims[i].eq(Mux(in_rank[i], dim, 1)) for i, dim in enumerate(read.dims)]
+            m.d.sync += [register.strides[i].eq(Mux(in_rank[i + 1], stride, 0))
+                         for i, stride in enumerate(read.strides)]
+            m.d.sync += register.swizzle.eq(Mux(prefetch, 0, read.swizzle))
+        return stage.adopt(register)
+
     def _digit_products(self, m):
         """Stage A0: ``digit * element stride`` in dimensions 1..4 (strides are 1..8:
         shifted adds) and the chunk's offset along dimension 0 (shifted adds too)."""
         walk, lanes = self.walk.record, []
-        beat, steps = walk.beat, self.config.steps_addresses
+        beat, steps = walk.walk, self.config.steps_addresses
         for j in range(self.config.lanes):
             digits = walk.lane_digits[j]
             width = len(digits[0]) + len(beat.chunk_values)
@@ -235,7 +314,7 @@ class Datapath(wiring.Component):
             lanes.append(Digits(
                 alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
                 pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
-                steps=[small_product(digits[d], beat.element_strides[d]) for d in range(1, len(digits))],
+                steps=[small_product(digits[d], beat.element_strides[d - 1]) for d in range(1, len(digits))],
                 chunk_offset=chunk_offset,
                 linear=walk.beat_index * self.config.lanes + j,
                 last_chunk=digits[0] == beat.last_chunk,
@@ -244,13 +323,12 @@ class Datapath(wiring.Component):
                                   self.config.address_width) if steps else []))
         return lanes
 
-    def _coordinates(self, a1, ctl, lanes):
+    def _coordinates(self, a1, ctl, beat, lanes):
         """Stage A1: ``start`` plus the products in dimensions 1..4 (gather4: the row the
         digit picks; the im2col modes: the walker's pixel coordinates), the value
         coordinate of the chunk's first unit along dimension 0, the chunk's kind (units,
         their mask and bytes: the job's full or last chunk), its place in the dense
-        shared-memory image."""
-        beat = ctl.beat
+        shared-memory image (``beat``: the job's constants, ``coordinate_constants_layout``)."""
         rows = Array(beat.start[k] for k in range(1, len(beat.start)))      # gather4's rows
         out = []
         for rec in lanes:
@@ -269,7 +347,7 @@ class Datapath(wiring.Component):
                 units=kind.units, live=kind.live & rec.alive.replicate(16), length=kind.length,
                 # a prefetch touches no shared memory: its beats carry address 0
                 smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
-        ctl = extend(WindowControl, ctl, dim0_less_window=(beat.dims[0] - WINDOW).as_signed())
+        ctl = extend(WindowControl, ctl, dim0_less_window=(beat.dim0 - WINDOW).as_signed())
         return a1(ctl, "ctl"), a1(out, "lane")
 
     def _bounds_and_products(self, a2, ctl, lanes):
@@ -281,7 +359,7 @@ class Datapath(wiring.Component):
         registers are A3's (and the stride's top 2 bits' in logic, registered alike): the
         operands come from A1's registers, so the route into a block is a path of its own,
         with no logic before it, and the route out of it another."""
-        beat, width = ctl.beat, self.config.address_width
+        beat, width = ctl.address, self.config.address_width
         out = []
         for a in lanes:
             if self.config.steps_addresses:     # the walker's row address: no product
@@ -297,7 +375,7 @@ class Datapath(wiring.Component):
                 first_unit=a.first_value >> beat.values_per_unit_log2,
                 smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles),
                 terms=terms))
-        return a2(narrow(Control, ctl), "ctl"), a2(out, "lane")
+        return a2(narrow(AddressControl, ctl), "ctl"), a2(out, "lane")
 
     def _adder_tree(self, b1, b2, ctl, lanes, offsets):
         """Stages B1 and B2: the global address's adder tree, one level in B1 (its inputs
@@ -305,7 +383,7 @@ class Datapath(wiring.Component):
         of the stage: docs/fpga.md, "Clock speed"), two in B2, the dimension-0 offset a
         term from B2 on; in B1 the units' bounds (two compares of every unit's offset with
         the window) and the AND of dimensions 1..4's bits, in B2 the in-bounds mask."""
-        beat, width = ctl.beat, self.config.address_width
+        beat, width = ctl.address, self.config.address_width
         bounded = []
         for lane in lanes:
             bounds = [unit_bounds(lane.window, offsets[u]) for u in range(16)]
@@ -329,11 +407,12 @@ class Datapath(wiring.Component):
         whether it leaves this cycle, and the completion queue."""
         config = self.config
         queued = Signal(queued_layout(config, 0))
-        beat = ctl.beat
+        beat = ctl.address
         m.d.comb += [queued.is_beat.eq(ctl.is_beat), queued.has_completion.eq(ctl.has_completion),
-                     queued.completion.eq(ctl.completion), queued.beat.last.eq(ctl.last)]
+                     queued.completion.eq(ctl.completion), queued.beat.last.eq(ctl.last),
+                     queued.beat.request_id.eq(ctl.completion.request_id)]
         for name, _ in queued.beat.shape():
-            if name not in ("lanes", "last"):       # the beat's sideband: the job's constants
+            if name not in ("lanes", "last", "request_id"):       # the beat's sideband: the job's constants
                 m.d.comb += queued.beat[name].eq(beat[name])
         for j, (b, lane) in enumerate(zip(lanes, queued.beat.lanes)):
             m.d.comb += [

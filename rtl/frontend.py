@@ -72,16 +72,18 @@ ahead with ``advance``), and stage 1's in the cycles a request is accepted. What
 empty stage holds is never read, and an idle front end changes no state, so a gated
 simulation skips it (sim/gating.py).
 
-The beat constants (``beat_constants_layout``: the coordinates, dimensions, strides and
-the rest every beat reads) are made in stage 9 and read by the walker with every record
-of the job; in between, the job waits in stage 9, stage 10 and, at a request interval of
-1, the skid and the job register. Rather than ride in those registers, they are written
-into the walker's beat table (``beats``, :class:`.walker.BeatTableSignature`) as the
-job enters stage 9, one entry per job in turn from 0, and the job carries the entry's
-number (``tag``); the walker reads the entry as it takes the job, counting the jobs it
-has taken. The jobs from stage 9 on are fewer than the table's entries
-(:func:`~.layouts.beat_table_depth`), so an entry is written again only once its job
-is taken (docs/architecture.md, "Where values are kept").
+The beat constants (the coordinates, dimensions, strides and the rest every beat
+reads) are made in stage 9 and read by the datapath's stages with every record of the
+job; in between, the job waits in stage 9, stage 10 and, at a request interval of 1,
+the skid and the job register, and then in the walker. Rather than ride in those
+registers and in every record, they are written into the datapath's beat table
+(``table``, :class:`.datapath.BeatTableSignature`) as the job enters stage 9, one entry
+per job in turn from 0, and the job carries the entry's number (``tag``), which every
+record of it carries on; each datapath stage that reads a constant reads the table by
+the record's tag. Only the few that the datapath's first stage reads ride in the job
+(``walk``). The jobs from stage 9 on are few and a job takes a cycle at least, so an
+entry is written again only well after its last record has read it
+(:func:`~.layouts.beat_table_depth`; docs/architecture.md, "Where values are kept").
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -115,9 +117,9 @@ from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_t
                       SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
+from .datapath import BeatTableSignature
 from . import stepping
 from .regfile import SnapshotSignature
-from .walker import BeatTableSignature
 from .validate import (SmemRoom, product_terms, SPAN_WIDTH, rule_list, smem_room, smem_overflows, address_wraps,
                        first_broken)
 
@@ -318,8 +320,8 @@ class FrontEnd(wiring.Component):
     requests : stream in (``RequestLayout``)
     snapshot : :class:`.regfile.SnapshotSignature` out: the descriptor file's snapshot port
     job : stream out (``job_layout``)
-    beats : :class:`.walker.BeatTableSignature` out: each job's beat constants, into the
-        walker's beat table
+    table : :class:`.datapath.BeatTableSignature` out: each job's beat constants, into the
+        datapath's beat table
     """
 
     def __init__(self, config: UnitConfig):
@@ -328,7 +330,7 @@ class FrontEnd(wiring.Component):
             "requests": In(stream.Signature(RequestLayout)),
             "snapshot": Out(SnapshotSignature(config)),
             "job": Out(stream.Signature(job_layout(config))),
-            "beats": Out(BeatTableSignature(config)),
+            "table": Out(BeatTableSignature(config)),
         })
 
     def elaborate(self, platform):
@@ -383,7 +385,7 @@ class FrontEnd(wiring.Component):
                 with m.If(valid):
                     m.d.comb += Assert(job.tag == (tag_next - 1 - younger)[:len(job.tag)])
                 younger = younger + valid
-            with m.If(self.beats.en):
+            with m.If(self.table.en):
                 m.d.comb += Assert(younger < beat_table_depth(self.config) - 1)
         return m
 
@@ -497,7 +499,7 @@ class FrontEnd(wiring.Component):
 
     def _set_up(self, m, stage, r: Checked, rules) -> tuple[SetUp, Signal]:
         """Stage 9: the job set-up (the lanes' start digits, the pixel walk); the beat
-        constants, written into the walker's beat table as the job enters the stage, the
+        constants, written into the datapath's beat table as the job enters the stage, the
         job holding its entry's number (``tag``); the first broken rule of each group of
         :data:`RULE_GROUP`; the box's byte count; the tensor's last byte. Returns the
         stage and the next entry's number."""
@@ -505,13 +507,13 @@ class FrontEnd(wiring.Component):
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
         entry = Signal(beat_entry_layout(self.config), name="beat_write_data")
-        self._beat_constants(m, entry, r)
+        self._beat_constants(m, entry, job.walk, r)
         # the entries are written in turn, one per job that enters stage 9
         tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")
         m.d.comb += [enters.eq(stage[9].enable & r.valid),
-                     self.beats.en.eq(enters), self.beats.tag.eq(tag_next), self.beats.data.eq(entry),
+                     self.table.en.eq(enters), self.table.tag.eq(tag_next), self.table.data.eq(entry),
                      job.tag.eq(tag_next), job.request_id.eq(r.request.request_id),
-                     job.gather.eq(r.kinds.gather), job.pixel_mode.eq(r.kinds.pixel_mode)]
+                     job.pixel_mode.eq(r.kinds.pixel_mode)]
         with m.If(enters):
             m.d.sync += tag_next.eq(tag_next + 1)
         # the codes are constants, but for the one found at commit: that one is this
@@ -600,45 +602,44 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
-    def _beat_constants(self, m, entry, r: Checked):
+    def _beat_constants(self, m, entry, walk, r: Checked):
         """What every beat of the job needs to turn digits into transactions: the beat
-        table's entry (``beat_entry_layout``). The coordinates, dimensions and strides go
-        in as the request and the descriptor give them, with the rank's bits: past the
-        rank the walker makes them 0 (the coordinates but gather4's rows), 1 and 0, and a
-        prefetch's shared-memory address and swizzle 0, as it reads the entry
-        (:func:`.walker._cleared`)."""
+        table's entry (``beat_entry_layout``), and the few the datapath's first stage
+        reads, which ride in the job (``walk``). The coordinates, dimensions and strides
+        go in as the request and the descriptor give them, with the rank's bits: past the
+        rank the datapath makes them 0 (the coordinates but gather4's rows), 1 and 0, and
+        a prefetch's shared-memory address and swizzle 0, as it reads the entry
+        (:meth:`.datapath.Datapath._read_table`)."""
         d, req, gather = r.d, r.request, r.kinds.gather
-        beat = entry.beat
+        coordinates, address = entry.coordinates, entry.address
         prefetch = req.operation.as_value() == Operation.PREFETCH
         value_step = d.step0 << d.values_per_unit_log2
-        m.d.comb += entry.in_rank.eq(Cat(d.in_rank))
+        m.d.comb += [walk.in_rank.eq(Cat(d.in_rank)), walk.gather.eq(gather), walk.prefetch.eq(prefetch),
+                     coordinates.prefetch.eq(prefetch)]
         for i in range(MAX_RANK):
-            m.d.comb += [
-                beat.start[i].eq(req.coordinates[i]),
-                beat.element_strides[i].eq(d.element_strides[i]),
-                beat.dims[i].eq(d.dims[i]),
-            ]
-        m.d.comb += [beat.strides[i].eq(stride) for i, stride in enumerate(d.strides)]
-        for kind, values in zip(beat.chunks, r.chunk_kinds):
+            m.d.comb += [coordinates.start[i].eq(req.coordinates[i]), address.dims[i].eq(d.dims[i])]
+        m.d.comb += [walk.element_strides[i - 1].eq(d.element_strides[i]) for i in range(1, MAX_RANK)]
+        m.d.comb += [address.strides[i].eq(stride) for i, stride in enumerate(d.strides)]
+        for kind, values in zip(coordinates.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
-            beat.base.eq(d.global_address),
-            beat.smem_base.eq(req.smem_address),
-            beat.swizzle.eq(d.swizzle),
-            beat.value_step.eq(value_step),
-            beat.values_per_unit_log2.eq(d.values_per_unit_log2),
-            beat.unit_global_bytes.eq(d.unit_global_bytes),
-            beat.last_chunk.eq(d.row_chunks - 1),
-            beat.chunk_values.eq(value_step << d.units_per_chunk_log2),
-            beat.gather.eq(gather),
-            beat.pixel_mode.eq(r.kinds.pixel_mode),
-            beat.prefetch.eq(prefetch),
-            beat.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),
-            beat.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
-                             Mux(d.fill_nan, Fill.NAN, Fill.ZERO))),
-            beat.operation.eq(req.operation),
-            beat.reduce_op.eq(req.reduce_op),
-            beat.multicast_mask.eq(req.multicast_mask),
+            walk.last_chunk.eq(d.row_chunks - 1),
+            walk.chunk_values.eq(value_step << d.units_per_chunk_log2),
+            coordinates.dim0.eq(d.dims[0]),
+            coordinates.smem_base.eq(req.smem_address),
+            coordinates.gather.eq(gather),
+            coordinates.pixel_mode.eq(r.kinds.pixel_mode),
+            address.base.eq(d.global_address),
+            address.swizzle.eq(d.swizzle),
+            address.value_step.eq(value_step),
+            address.values_per_unit_log2.eq(d.values_per_unit_log2),
+            address.unit_global_bytes.eq(d.unit_global_bytes),
+            address.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),
+            address.fill.eq(Mux(req.operation.as_value() != Operation.LOAD, Fill.NONE,
+                                Mux(d.fill_nan, Fill.NAN, Fill.ZERO))),
+            address.operation.eq(req.operation),
+            address.reduce_op.eq(req.reduce_op),
+            address.multicast_mask.eq(req.multicast_mask),
         ]
 
     @staticmethod

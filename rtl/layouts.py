@@ -28,7 +28,8 @@ from ..model.unit import COUNT_LIMIT
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
-           "beat_table_depth", "beat_tag_width", "beat_entry_layout"]
+           "beat_table_depth", "beat_tag_width", "beat_entry_layout", "walk_constants_layout",
+           "coordinate_constants_layout", "address_constants_layout"]
 
 
 @functools.cache
@@ -252,10 +253,11 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     request), so the walker knows its last one from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
 
-    The job's beat constants (:func:`beat_constants_layout`) are not in it: the front end
-    writes them into the walker's beat table as the job is set up, and ``tag`` is their
-    entry (:func:`beat_table_depth`). ``request_id``, ``gather`` and ``pixel_mode`` are
-    the constants the walker reads itself, kept in the job as well.
+    Of the job's beat constants only those the datapath's first stage reads are in it
+    (``walk``): the front end writes the rest into the beat table as the job is set up
+    (:func:`beat_entry_layout`), and ``tag`` is their entry (:func:`beat_table_depth`).
+    ``request_id`` and ``pixel_mode`` are the constants the walker reads itself
+    (and ``walk.gather``), kept in the job as well.
     """
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
@@ -271,29 +273,29 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "lane_alive": unsigned(config.lanes),
         "pixels": pixel_walk_layout(config),
         "tag": unsigned(beat_tag_width(config)),
+        "walk": walk_constants_layout(config),
         "request_id": unsigned(config.id_width),
-        "gather": 1,
         "pixel_mode": 1,
         **steps,
     })
 
 
 def beat_table_depth(config: UnitConfig) -> int:
-    """Entries of the walker's beat table (rtl/walker.py): a job's beat constants are
-    written there as the job enters the front end's stage 9, one entry per job in turn,
-    and read as the walker takes the job (the read a cycle before). A write comes only
-    while the stages move: at a request interval of 2 stage 10 is then empty, so the
-    write finds at most stage 9's job holding an entry; at 1 the skid is then empty, and
-    stage 10 and the job register make it three. The front end's proofs bound them below
-    the entries less one (docs/formal.md), so no entry is written while its job has yet
-    to be taken, nor as the walker reads it for the job it takes. In block RAM (512
-    entries of 36 bits a DP16KD) the depth costs nothing. A power of two, so that the
-    entries' numbers (:func:`beat_tag_width` bits) wrap as they count."""
-    return 4 if config.request_interval == 2 else 8
+    """Entries of the beat table (rtl/datapath.py): a job's beat constants are written
+    there as the job enters the front end's stage 9, one entry per job in turn, and read
+    by the datapath for each record of the job, the last a cycle after the walker emits
+    the job's last record. The entry is written again for the job ``depth`` after its
+    own, and at that write at most three jobs stand between stage 9 and the walker (the
+    front end's proofs bound them, docs/formal.md), so the twelfth job after its own has
+    been taken; a job takes a cycle at least, so that is ten cycles or more after its
+    last read. In block RAM (512 entries of 36 bits a DP16KD) the depth costs
+    nothing. A power of two, so that the entries' numbers (:func:`beat_tag_width` bits)
+    wrap as they count."""
+    return 16
 
 
 def beat_tag_width(config: UnitConfig) -> int:
-    """Bits of an entry's number in the walker's beat table (:func:`beat_table_depth`)."""
+    """Bits of an entry's number in the beat table (:func:`beat_table_depth`)."""
     depth = beat_table_depth(config)
     assert depth & (depth - 1) == 0, "the entries' numbers wrap as they count"
     return depth.bit_length() - 1
@@ -309,35 +311,61 @@ ChunkKindLayout = data.StructLayout({
 })
 
 
-def beat_entry_layout(config: UnitConfig) -> data.StructLayout:
-    """An entry of the walker's beat table (:func:`beat_table_depth`): a job's beat
-    constants as the front end writes them, and the rank's bits. The coordinates,
-    dimensions and strides past the rank (and a prefetch's shared-memory address and
-    swizzle) are not yet cleared: the walker clears them as it reads the entry into the
-    walk register, where a cleared bit is a flip-flop's synchronous reset, not a LUT in
-    front of the table's write (rtl/walker.py). Its ``request_id`` is not written: the
-    record takes the job's (:func:`job_layout`), which the completion reads as well."""
-    return data.StructLayout({"beat": beat_constants_layout(config), "in_rank": unsigned(MAX_RANK)})
-
-
-def beat_constants_layout(config: UnitConfig) -> data.StructLayout:
-    """What every beat of a job needs to turn odometer digits into transactions."""
+def walk_constants_layout(config: UnitConfig) -> data.StructLayout:
+    """The beat constants that ride in the job and the walk record: those the datapath's
+    first stage (A0) reads with the walk register's digits, for the beat table's read
+    would reach A0 a cycle late, and the bits the datapath clears the table's reads by
+    (the coordinates, dimensions and strides past the rank, a prefetch's shared-memory
+    address and swizzle), which then come from registers, not from the table's block
+    RAM (rtl/datapath.py)."""
     return data.StructLayout({
-        "start": data.ArrayLayout(signed(32), MAX_RANK),        # coordinates (gather4: column, rows)
-        "element_strides": data.ArrayLayout(unsigned(4), MAX_RANK),
-        "dims": data.ArrayLayout(unsigned(33), MAX_RANK),
-        "strides": data.ArrayLayout(unsigned(40), MAX_RANK - 1),      # of dimensions 1..4
-        "base": unsigned(config.address_width),
-        "smem_base": unsigned(config.smem_address_width),
-        "swizzle": unsigned(3),
-        "chunks": data.ArrayLayout(ChunkKindLayout, 2),     # a row's full chunk, its last
-        "value_step": unsigned(5),                      # values between units along dim 0
-        "values_per_unit_log2": unsigned(3),
-        "unit_global_bytes": unsigned(5),
+        "element_strides": data.ArrayLayout(unsigned(4), MAX_RANK - 1),     # of dimensions 1..4
         "last_chunk": unsigned(RADIX_WIDTH),            # row_chunks - 1
         "chunk_values": unsigned(10),                   # values between chunks along dim 0
+        "in_rank": unsigned(MAX_RANK),
+        "gather": 1,
+        "prefetch": 1,
+    })
+
+
+def coordinate_constants_layout(config: UnitConfig) -> data.StructLayout:
+    """The beat constants stage A1 reads (a chunk's coordinates, kind and shared-memory
+    place), from the beat table's first memory."""
+    return data.StructLayout({
+        "start": data.ArrayLayout(signed(32), MAX_RANK),        # coordinates (gather4: column, rows)
+        "dim0": unsigned(33),
+        "smem_base": unsigned(config.smem_address_width),
+        "chunks": data.ArrayLayout(ChunkKindLayout, 2),     # a row's full chunk, its last
         "gather": 1,
         "pixel_mode": 1,                                # im2col, ::w, ::w::128: rows are pixels
         "prefetch": 1,
-        **_sideband(config),
     })
+
+
+def address_constants_layout(config: UnitConfig) -> data.StructLayout:
+    """The beat constants of stage A2 on (the bounds, the address, the swizzle, the
+    beat's sideband), from the beat table's second memory. The sideband's
+    ``request_id`` is not among them: the walk record's completion carries it."""
+    sideband = _sideband(config)
+    del sideband["request_id"]
+    return data.StructLayout({
+        "dims": data.ArrayLayout(unsigned(33), MAX_RANK),
+        "strides": data.ArrayLayout(unsigned(40), MAX_RANK - 1),      # of dimensions 1..4
+        "base": unsigned(config.address_width),
+        "swizzle": unsigned(3),
+        "value_step": unsigned(5),                      # values between units along dim 0
+        "values_per_unit_log2": unsigned(3),
+        "unit_global_bytes": unsigned(5),
+        **sideband,
+    })
+
+
+def beat_entry_layout(config: UnitConfig) -> data.StructLayout:
+    """An entry of the beat table (:func:`beat_table_depth`): a job's beat constants as
+    the front end writes them, for each of the table's two memories. The coordinates,
+    dimensions and strides past the rank (and a prefetch's shared-memory address and
+    swizzle) are not yet cleared: the datapath clears them as it registers a read, by
+    the record's bits (:func:`walk_constants_layout`), where a cleared bit is a
+    flip-flop's synchronous reset, not a LUT in front of the table's write."""
+    return data.StructLayout({"coordinates": coordinate_constants_layout(config),
+                              "address": address_constants_layout(config)})

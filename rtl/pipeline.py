@@ -358,6 +358,14 @@ class Stage:
                 self.m.d.sync += register.eq(value)
         return register
 
+    def adopt(self, register):
+        """``register``, made by the block (a block RAM's read, registered), as a
+        register of this stage: the stages after it pass it on as they would the stage's
+        own, in the line where it has one. Returns it."""
+        if self.line is not None:
+            self.line.root(self.prefix, register, None, self.load)
+        return register
+
     def product(self, a, b, registered_inputs: bool = True) -> Delayed:
         """``a * b`` (operands of at most 17 bits unsigned or 18 signed) in a DSP block
         whose own registers stand for this stage's (the operands, ``registered_inputs``)

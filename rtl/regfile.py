@@ -48,18 +48,18 @@ WORDS_PER_SLOT = DESCRIPTOR_BITS // 32
 #: would otherwise go to LUT RAM, one copy a read port (docs/fpga.md, "Clock speed").
 BLOCK_RAM = {"ram_style": "block"}
 #: The Yosys command that leaves undefined what the snapshot's and the bus's read ports
-#: of the slot memories, and the walker's read port of its beat table, return when they
-#: read a row, word or entry as a write lands on it.
+#: of the slot memories, and the datapath's read ports of its beat table, return when
+#: they read a row, word or entry as a write lands on it.
 #: Amaranth's read ports promise the old data there, which Yosys keeps on block RAM with
 #: a delayed write and a multiplexer behind the block's output; the unit never uses such
 #: a read (proof ``bus.no_collision``: a request that reads its slot as a write lands on
 #: it finds the slot invalid, and no slot read of the bus takes a word as it is written),
-#: so none is needed; nor does the walker use what its beat table returns as the front
-#: end writes the entry read (rtl/walker.py). The ports are found by the wires their data
+#: so none is needed; nor does a record use what the beat table returns as the front
+#: end writes the entry read (rtl/datapath.py). The ports are found by the wires their data
 #: drives. Run after the design is read, before ``synth_ecp5`` (the board build and
 #: src/synth.py). The early bytes' copy keeps the old-data read: in LUT RAM, read
 #: through a register, it costs nothing, and the simulators read the same.
-UNDEFINED_COLLISIONS = ("setparam -set COLLISION_X_MASK 1 w:snapshot__data w:bus_read__data %u w:beat_entry_read %u"
+UNDEFINED_COLLISIONS = ("setparam -set COLLISION_X_MASK 1 w:snapshot__data w:bus_read__data %u w:beat_table_read_* %u"
                         " %ci1 t:$memrd_v2 %i")
 
 

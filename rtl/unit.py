@@ -90,7 +90,7 @@ class TmaUnit(wiring.Component):
         connect(m, wiring.flipped(self.bus), regfile.bus)
         connect(m, frontend.snapshot, regfile.snapshot)
         connect(m, frontend.job, walker.job)
-        connect(m, frontend.beats, walker.beats)
+        connect(m, frontend.table, datapath.table)
         connect(m, walker.walk, datapath.walk)
         self._ports(m, frontend, datapath)
         self._report(m, regfile)

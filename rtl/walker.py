@@ -22,27 +22,23 @@ count lane 0 advanced by.
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
 from amaranth.lib import wiring, stream, data
-from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .regfile import BLOCK_RAM
-from .layouts import (job_layout, beat_constants_layout, beat_entry_layout, beat_table_depth, beat_tag_width,
-                      beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
+from .layouts import (job_layout, walk_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
 
-__all__ = ["Walker", "WalkSignature", "BeatTableSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS",
+__all__ = ["Walker", "WalkSignature", "walk_layout", "completion_info_layout", "JOB_LOAD_GROUPS",
            "TAKE_COPIES"]
 
-#: Groups of the job register's bits, each loaded by a copy of `take` of its own; the
-#: beat table's entry register is split alike, with copies of its own.
+#: Groups of the job register's bits, each loaded by a copy of `take` of its own.
 JOB_LOAD_GROUPS = 4
 #: The copies of `take`: the job stream's ready, then one for each group of the job
-#: register's bits and one for each of the entry register's.
-TAKE_COPIES = 1 + 2 * JOB_LOAD_GROUPS
+#: register's bits.
+TAKE_COPIES = 1 + JOB_LOAD_GROUPS
 
 
 def completion_info_layout(config: UnitConfig) -> data.StructLayout:
@@ -50,8 +46,9 @@ def completion_info_layout(config: UnitConfig) -> data.StructLayout:
 
 
 def walk_layout(config: UnitConfig) -> data.StructLayout:
-    """One cycle of the walk: every lane's digits, and the beat's job constants; a unit
-    that steps addresses adds every lane's row-address terms (:mod:`.stepping`)."""
+    """One cycle of the walk: every lane's digits, the job's beat table entry (``tag``)
+    and the beat constants the datapath's first stage reads (``walk``); a unit that
+    steps addresses adds every lane's row-address terms (:mod:`.stepping`)."""
     steps = {}
     if config.steps_addresses:
         steps = {"lane_address": data.ArrayLayout(data.ArrayLayout(config.address_width, row_term_count(config)),
@@ -63,7 +60,8 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "lane_digits": data.ArrayLayout(data.ArrayLayout(RADIX_WIDTH, DIGITS), config.lanes),
         "lane_pixel": data.ArrayLayout(data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS), config.lanes),  # im2col
         "beat_index": beats_width(config),      # beats of this job before this one
-        "beat": beat_constants_layout(config),
+        "tag": beat_tag_width(config),
+        "walk": walk_constants_layout(config),
         "has_completion": 1,
         "completion": completion_info_layout(config),
         **steps,
@@ -126,27 +124,13 @@ class WalkSignature(wiring.Signature):
     the walker sends a record only with a credit: ``credit`` says the walker may send one
     in the next cycle (the datapath decides it a cycle ahead, so there will be room for it
     in the beat queue). Both ends keep the credit in registers of their own, so nothing
-    the beat stream's ready does reaches the walker in the same cycle."""
+    the beat stream's ready does reaches the walker in the same cycle. ``tag_ahead`` is
+    the beat table's entry of the record the walk register loads next, if any: the job
+    the walker walks, from its job register."""
 
     def __init__(self, config: UnitConfig):
-        super().__init__({"record": Out(walk_layout(config)), "valid": Out(1), "credit": In(1)})
-
-
-def _cleared(beat, entry):
-    """``beat`` (a walk register's, ``beat_constants_layout``) takes the beat table's
-    ``entry`` (``beat_entry_layout``), the coordinates, dimensions and strides past the
-    rank, and a prefetch's shared-memory address and swizzle, cleared as the front end's
-    set-up defines them (a gather4 row's coordinates are all used). The walk register
-    loads in every cycle, so each cleared bit is its flip-flop's synchronous reset."""
-    kept, in_rank = entry.beat, entry.in_rank
-    assignments = [beat.eq(kept),
-                   beat.smem_base.eq(Mux(kept.prefetch, 0, kept.smem_base)),
-                   beat.swizzle.eq(Mux(kept.prefetch, 0, kept.swizzle))]
-    for i in range(len(kept.start)):
-        assignments += [beat.start[i].eq(Mux(kept.gather | in_rank[i], kept.start[i], 0)),
-                        beat.dims[i].eq(Mux(in_rank[i], kept.dims[i], 1))]
-    assignments += [beat.strides[i].eq(Mux(in_rank[i + 1], stride, 0)) for i, stride in enumerate(kept.strides)]
-    return assignments
+        super().__init__({"record": Out(walk_layout(config)), "valid": Out(1), "credit": In(1),
+                          "tag_ahead": Out(beat_tag_width(config))})
 
 
 def _load_in_groups(m, register, value, takes):
@@ -157,16 +141,6 @@ def _load_in_groups(m, register, value, takes):
         bits = slice(group * len(target) // count, (group + 1) * len(target) // count)
         with m.If(take):
             m.d.sync += target[bits].eq(source[bits])
-
-
-class BeatTableSignature(wiring.Signature):
-    """The front end's writes into the walker's beat table, as the front end drives
-    them: in a cycle with ``en``, entry ``tag`` takes ``data``, a job's beat constants
-    (``beat_entry_layout``); the job carries the entry's number (``job_layout``)."""
-
-    def __init__(self, config: UnitConfig):
-        super().__init__({"en": Out(1), "tag": Out(beat_tag_width(config)),
-                          "data": Out(beat_entry_layout(config))})
 
 
 @bundle
@@ -210,45 +184,31 @@ class Walker(wiring.Component):
     Ports
     -----
     job : stream in (``job_layout``)
-    beats : :class:`BeatTableSignature` in: the jobs' beat constants, into the beat table
     walk : :class:`WalkSignature` out
 
-    The beat table (:func:`~.layouts.beat_table_depth` entries of block RAM) holds each
-    job's beat constants from its set-up in the front end until the walker takes the
-    job, when the entry is loaded into a register of the walker's (``beat_entry``) that
-    every record of the job reads. The table is read a cycle ahead, in every cycle, at
-    the entry of the next job to be taken: the front end numbers its jobs' entries in
-    turn from 0 (``tag``), so that is the entry after the last one taken (``ahead``),
-    and the block's output goes only into the entry register, a path of its own. So the
-    constants wait in the table, not in the job's registers (docs/architecture.md,
-    "Where values are kept").
+    The walker reads none of the job's beat constants: each record carries the job's
+    entry in the datapath's beat table (``tag``), and the few constants the datapath's
+    first stage reads, from the job (docs/architecture.md, "Where values are kept").
     """
 
     def __init__(self, config: UnitConfig):
         self.config = config
         super().__init__({
             "job": In(stream.Signature(job_layout(config))),
-            "beats": In(BeatTableSignature(config)),
             "walk": Out(WalkSignature(config)),
         })
 
     def elaborate(self, platform):
         m = Module()
         current = Signal(job_layout(self.config))       # the job being walked
-        table = Memory(shape=beat_entry_layout(self.config), depth=beat_table_depth(self.config), init=[],
-                       attrs=BLOCK_RAM)
-        m.submodules.beat_table = table
-        write = table.write_port()
-        m.d.comb += [write.en.eq(self.beats.en), write.addr.eq(self.beats.tag), write.data.eq(self.beats.data)]
         odometers = self._odometers(m, current)
         control = self._control(m)
-        beat = self._entry(m, table, control)
         if self.config.builds_im2col_family:
             pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
             pixel, lane_pixels, next_pixel = None, [], None
         addresses = self._addresses(m, current, odometers) if self.config.steps_addresses else None
-        self._emit(m, current, beat, control, odometers, lane_pixels, addresses)
+        self._emit(m, current, control, odometers, lane_pixels, addresses)
         self._take_job(m, current, control, odometers)
         self._advance(m, control, odometers, pixel, next_pixel, addresses)
         return m
@@ -289,7 +249,7 @@ class Walker(wiring.Component):
             stepped.append(total)
             if config.builds("gather4"):
                 row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]
-                emitted.append(Mux(current.gather, Array(constants.gather)[row], total))
+                emitted.append(Mux(current.walk.gather, Array(constants.gather)[row], total))
             else:
                 emitted.append(total)
         return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
@@ -309,8 +269,8 @@ class Walker(wiring.Component):
         # complement, so that Yosys does not merge it with the datapath's), enables the
         # walk's state; `take`, a credit while free, is the job stream's ready and the job
         # registers' enable, made a cycle ahead so that it is a register too. The job
-        # register and the entry register are many flip-flops spread over the chip, so
-        # `take` is kept in one register per group of them (docs/fpga.md, "Clock speed")
+        # register is many flip-flops spread over the chip, so `take` is kept in one
+        # register per group of them (docs/fpga.md, "Clock speed")
         hold = Signal(name="hold")
         issue = ~hold
         free_next = Signal()
@@ -322,29 +282,6 @@ class Walker(wiring.Component):
         return _Control(busy=Signal(name="busy"), beat_index=Signal(width, name="beat_index"),
                         remaining=Signal(width, name="remaining"), last=Signal(name="last"),
                         two_left=two_left, free=free, issue=issue, takes=takes)
-
-    def _entry(self, m, table, control):
-        """The beat table's entry of the job walked, in a register loaded as the job is
-        taken (in groups, like the job register), from the table's synchronous read port:
-        the port reads, in every cycle, the entry of the job taken next. The front end
-        writes an entry as its job enters stage 9, at least a cycle before the job can be
-        offered (stage 10), so the read a cycle before the take finds it written, and no
-        write lands on it then (the front end's proofs). A read as its entry is written
-        is one no take uses (the port reads the next entry before its job is there), so
-        what the port returns then is left undefined (:data:`.regfile.UNDEFINED_COLLISIONS`).
-        The walker finds the entry by its own count of the jobs it takes: the jobs'
-        ``tag`` is what the front end's proofs state the order by."""
-        tag_width = beat_tag_width(self.config)
-        ahead = Signal(tag_width, name="beat_ahead")       # the entry of the job taken next
-        ahead_next = Signal(tag_width)
-        m.d.comb += ahead_next.eq(Mux(self.job.valid & control.takes[0], ahead + 1, ahead))
-        m.d.sync += ahead.eq(ahead_next)
-        port = table.read_port()
-        read = Signal(beat_entry_layout(self.config), name="beat_entry_read")
-        m.d.comb += [port.addr.eq(ahead_next), read.eq(port.data)]
-        entry = Signal(beat_entry_layout(self.config), name="beat_entry")
-        _load_in_groups(m, entry, read, control.takes[1 + JOB_LOAD_GROUPS:])
-        return entry
 
     def _pixels(self, m, current, odometers):
         """The pixel walk: lane 0's pixel in a register, the chain of the ``lanes`` pixels
@@ -372,21 +309,21 @@ class Walker(wiring.Component):
         next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
         return pixel, lane_pixels, next_pixel
 
-    def _emit(self, m, current, beat, control, odometers, lane_pixels, addresses):
+    def _emit(self, m, current, control, odometers, lane_pixels, addresses):
         """The walk register. The datapath's stages move every cycle: a record is valid for
         one cycle only, and the register loads in every cycle (its valid bit qualifies
         it), so the credit enables only the walker's own state."""
         error = current.code != 0
         m.d.sync += self.walk.valid.eq(control.busy & control.issue)
         record = Signal(walk_layout(self.config), reset_less=True)
-        m.d.comb += self.walk.record.eq(record)
+        m.d.comb += [self.walk.record.eq(record), self.walk.tag_ahead.eq(current.tag)]
         m.d.sync += [
             record.is_beat.eq(~error),
             record.last.eq(control.last),
             record.lane_alive.eq(odometers.alive),
             record.beat_index.eq(control.beat_index),
-            *_cleared(record.beat, beat),
-            record.beat.request_id.eq(current.request_id),      # the table holds none
+            record.tag.eq(current.tag),
+            record.walk.eq(current.walk),
             record.has_completion.eq(control.last),
             record.completion.request_id.eq(current.request_id),
             record.completion.code.eq(current.code),

@@ -93,8 +93,8 @@ def test_copied_registers_stay_apart(tmp_path):
 def test_undefined_collisions_take_the_slot_and_beat_table_reads_alone(tmp_path, checks):
     """``UNDEFINED_COLLISIONS`` finds its read ports by the wires their data drives: in the
     whole unit it must mark exactly the slot memories' snapshot and bus reads (the ports
-    the proof ``bus.no_collision`` covers) and the walker's read of its beat table (whose
-    read as an entry is written no take uses: rtl/walker.py), and none of the other
+    the proof ``bus.no_collision`` covers) and the datapath's two reads of its beat table
+    (whose read as an entry is written no record uses: rtl/datapath.py), and none of the other
     memories' (queues, lines, a checker's read of the rows at commit). A renamed port
     would leave the command marking nothing, or something else, without this test."""
     from tma_unit.rtl.regfile import UNDEFINED_COLLISIONS
@@ -112,8 +112,8 @@ def test_undefined_collisions_take_the_slot_and_beat_table_reads_alone(tmp_path,
         for cell in module.split("cell $memrd_v2 ")[1:]:
             data[name, cell.split()[0]] = cell.split("connect \\DATA ")[1].split()[0]
     assert len((tmp_path / "all.txt").read_text().split()) > 2
-    assert sorted(data[tuple(cell.split("/"))] for cell in marked) == ["\\beat_entry_read", "\\bus_read__data",
-                                                                         "\\snapshot__data"]
+    assert sorted(data[tuple(cell.split("/"))] for cell in marked) == [
+        "\\beat_table_read_address", "\\beat_table_read_coordinates", "\\bus_read__data", "\\snapshot__data"]
 
 
 class _HeldRegisters(wiring.Component):
