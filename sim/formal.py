@@ -705,11 +705,26 @@ class _ShortWalker(_Broken):
         wiring.connect(m, inner.walk, wiring.flipped(self.walk))
 
 
+class _TagOfOffered(_Broken):
+    """A broken walker: its records carry the beat table entry of the job offered, not
+    of the job walked."""
+
+    def __init__(self, config):
+        super().__init__(Walker(config))
+
+    def wire(self, m, inner):
+        wiring.connect(m, wiring.flipped(self.job), inner.job)
+        wiring.connect(m, inner.walk, wiring.flipped(self.walk))
+        m.d.comb += self.walk.record.tag.eq(self.job.payload.tag)
+
+
 class WalkerBeatCount(Elaboratable):
     """For every job (any payload with ``beats`` >= 1 and ``one_beat`` its flag), the
     walker emits exactly ``beats`` records, numbered 0, 1, ... (``beat_index``), with
-    ``last`` and the completion on the final one only, and none with no job. A
-    scoreboard keeps the beat counts of the jobs taken and counts the records."""
+    ``last`` and the completion on the final one only, and none with no job; each record
+    carries its job's beat table entry (``tag``), which the walk's ``tag_ahead`` gave
+    the cycle before. A scoreboard keeps the beat counts and entries of the jobs taken
+    and counts the records."""
 
     def __init__(self, mutation=None):
         self.mutation = mutation
@@ -717,7 +732,8 @@ class WalkerBeatCount(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         _domain(m)
-        block = _ShortWalker(FORMAL_CONFIG) if self.mutation == "one_record_short" else Walker(FORMAL_CONFIG)
+        broken = {"one_record_short": _ShortWalker, "tag_of_offered_job": _TagOfOffered}
+        block = broken.get(self.mutation, Walker)(FORMAL_CONFIG)
         walker = Probe(block)
         m.submodules.walker = walker.fragment
         _free_inputs(m, block)
@@ -730,25 +746,31 @@ class WalkerBeatCount(Elaboratable):
             m.d.comb += [Assume(job.valid), Assume(job.payload.as_value() == before)]
         # the scoreboard: the beat counts of the jobs taken and not yet walked to the end
         counts = [Signal.like(job.payload.beats, name=f"count{k}") for k in range(3)]
+        tags = [Signal.like(job.payload.tag, name=f"tag{k}") for k in range(3)]
         held = Signal(range(4))
         seen = Signal.like(job.payload.beats, name="seen")
         record, walked = block.walk.valid, block.walk.record
         done = record & walked.last
         taken = job.valid & job.ready
+        tag_ahead_before = _prior(m, block.walk.tag_ahead, name="tag_ahead_before")
         with m.If(record):
             m.d.comb += [
                 Assert(held != 0),
                 Assert(walked.last == (seen + 1 == counts[0])),
                 Assert(walked.has_completion == walked.last),
                 Assert(walked.beat_index == seen),
+                Assert(walked.tag == tags[0]),
+                Assert(walked.tag == tag_ahead_before),
             ]
             m.d.sync += seen.eq(Mux(done, 0, seen + 1))
         m.d.comb += Assert(held <= 2)
         # pop the head when its last record shows, push a taken job's count behind
         shifted = [Mux(done, counts[k + 1], counts[k]) for k in range(2)] + [counts[2]]
         after = held - done
+        shifted_tags = [Mux(done, tags[k + 1], tags[k]) for k in range(2)] + [tags[2]]
         for k in range(3):
             m.d.sync += counts[k].eq(Mux(taken & (after == k), job.payload.beats, shifted[k]))
+            m.d.sync += tags[k].eq(Mux(taken & (after == k), job.payload.tag, shifted_tags[k]))
         m.d.sync += held.eq(after + taken)
         # what the walker holds, by the scoreboard (so the proof is by induction): the
         # job it walks is the head, or the next job when the head's last record is the
@@ -760,9 +782,11 @@ class WalkerBeatCount(Elaboratable):
             head_done = record & walked.last
             walking = Mux(head_done, counts[1], counts[0])
             emitted = Mux(head_done, 0, seen + record)
+            current = data.View(job_layout(FORMAL_CONFIG), walker["current"])
             with m.If(probe["busy"]):
                 m.d.comb += [Assert(held == 1 + head_done), Assert(probe["remaining"] == walking - emitted),
-                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted)]
+                             Assert(probe["remaining"] != 0), Assert(probe["beat_index"] == emitted),
+                             Assert(current.tag == Mux(head_done, tags[1], tags[0]))]
             with m.Else():
                 m.d.comb += Assert(held == head_done)
             m.d.comb += [Assert(probe["last"] == (probe["remaining"] == 1)),
@@ -1046,7 +1070,8 @@ PROOFS: tuple[Proof, ...] = (
           {"payload_changes": "a bit of the job flips while it waits"},
           cover_depth=16, mutation_depth=20),
     Proof("walker.beat_count", "Walker", WalkerBeatCount.__doc__, "prove", 3, WalkerBeatCount,
-          {"one_record_short": "the walker is given beats - 1"}, cover_depth=12),
+          {"one_record_short": "the walker is given beats - 1",
+           "tag_of_offered_job": "a record carries the offered job's beat table entry"}, cover_depth=12),
     Proof("swizzle.model", "swizzle_address", SwizzleEqualsModel.__doc__, "prove", 1,
           lambda mutation=None: SwizzleEqualsModel(_missing_xor_bit if mutation else swizzle_address),
           {"missing_xor_bit": "128B leaves out line bit 2"}, cover_depth=1),
