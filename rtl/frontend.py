@@ -113,7 +113,7 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_table_depth, DIGITS, RADIX_WIDTH,
+from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, WAITING_JOBS, DIGITS, RADIX_WIDTH,
                       SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
@@ -378,15 +378,15 @@ class FrontEnd(wiring.Component):
             # what induction needs stated: the enable set ahead is what it stands for
             m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
             # and the beat table's entries: the jobs from stage 9 on hold the entries
-            # written last, youngest first, and a write finds fewer of them than the
-            # table has entries less one, so it reaches none of theirs
+            # written last, youngest first, and a write finds at most WAITING_JOBS of
+            # them, which the table's depth rests on (layouts.beat_table_depth)
             younger = Const(0, 3)
             for valid, job in [(set_up.valid, set_up.job), (r.valid, r.job), *reversed(behind)]:
                 with m.If(valid):
                     m.d.comb += Assert(job.tag == (tag_next - 1 - younger)[:len(job.tag)])
                 younger = younger + valid
             with m.If(self.table.en):
-                m.d.comb += Assert(younger < beat_table_depth(self.config) - 1)
+                m.d.comb += Assert(younger <= WAITING_JOBS)
         return m
 
     def _accept(self, m, stage, advance, accept):

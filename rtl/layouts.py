@@ -28,7 +28,7 @@ from ..model.unit import COUNT_LIMIT
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
-           "beat_table_depth", "beat_tag_width", "beat_entry_layout", "walk_constants_layout",
+           "WAITING_JOBS", "beat_table_depth", "beat_tag_width", "beat_entry_layout", "walk_constants_layout",
            "coordinate_constants_layout", "address_constants_layout"]
 
 
@@ -280,15 +280,21 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
+#: The most jobs from the front end's stage 9 on as it writes the beat table: stage 9's
+#: at a request interval of 2 (stage 10 is empty while the stages move), stages 9 and 10
+#: and the job register at 1 (the skid is empty). The front end's proofs assert it.
+WAITING_JOBS = 3
+
+
 def beat_table_depth(config: UnitConfig) -> int:
     """Entries of the beat table (rtl/datapath.py): a job's beat constants are written
     there as the job enters the front end's stage 9, one entry per job in turn, and read
     by the datapath for each record of the job, the last a cycle after the walker emits
     the job's last record. The entry is written again for the job ``depth`` after its
-    own, and at that write at most three jobs stand between stage 9 and the walker (the
-    front end's proofs bound them, docs/formal.md), so the twelfth job after its own has
-    been taken; a job takes a cycle at least, so that is ten cycles or more after its
-    last read. In block RAM (512 entries of 36 bits a DP16KD) the depth costs
+    own, and at that write at most :data:`WAITING_JOBS` (3) jobs stand between stage 9
+    and the walker (the front end's proofs assert it, docs/formal.md), so the twelfth
+    job after its own has been taken; a job takes a cycle at least, so that is ten
+    cycles or more after its last read. In block RAM (512 entries of 36 bits a DP16KD) the depth costs
     nothing. A power of two, so that the entries' numbers (:func:`beat_tag_width` bits)
     wrap as they count."""
     return 16

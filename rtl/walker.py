@@ -26,7 +26,8 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .layouts import (job_layout, walk_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH, PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
+from .layouts import (job_layout, walk_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH,
+                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
