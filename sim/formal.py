@@ -559,6 +559,7 @@ class _DatapathWrapper(_Broken):
         toggle = Signal()
         m.d.sync += toggle.eq(~toggle)
         wiring.connect(m, wiring.flipped(self.walk), inner.walk)
+        wiring.connect(m, wiring.flipped(self.table), inner.table)
         wiring.connect(m, inner.beats, wiring.flipped(self.beats))
         wiring.connect(m, inner.completions, wiring.flipped(self.completions))
         if self.mutation == "credit_never_withheld":
@@ -916,7 +917,7 @@ class _FrontEndWrapper(_Broken):
     def wire(self, m, inner):
         wiring.connect(m, wiring.flipped(self.requests), inner.requests)
         wiring.connect(m, inner.snapshot, wiring.flipped(self.snapshot))
-        wiring.connect(m, inner.beats, wiring.flipped(self.beats))
+        wiring.connect(m, inner.table, wiring.flipped(self.table))
         again = Signal()            # the second offer of the job just taken
         odd = inner.job.payload.request_id[0]
         m.d.comb += [self.job.payload.eq(inner.job.payload), self.job.valid.eq(inner.job.valid),
