@@ -33,9 +33,13 @@ C.  the last terms (up to four) by carry-save adders and one carry chain, into t
     more, none of which stalls. Its first stage only registers the address's bits, so
     stage C's carry chain ends there as it did at the queue.
 
-The job's constants that ride with each record, and what a lane's stage only passes on,
-are carried by the stages' :class:`.pipeline.Line` in LUT RAM (docs/architecture.md,
-"Where values are kept").
+A job's beat constants wait in the beat table (``table``, block RAM the front end writes
+as it sets the job up), and each record carries its job's entry (``tag``): stage A1's
+constants are read as the walker emits the record, at the walk link's ``tag_ahead``,
+those of A2 on as the record is in the walk register, each into a register of the stage
+before the one that reads it (``_read_table``). What a stage only passes on after that,
+and what a lane's stage only passes on, rides in the stages' :class:`.pipeline.Line` in
+LUT RAM (docs/architecture.md, "Where values are kept").
 
 The stages never stall: they move every cycle, and the walker emits a record only when
 the datapath holds a credit for it (``issue``, a register; the walker keeps copies): the
@@ -204,6 +208,36 @@ class Masked(Addressed):
     mask: Value             # a bit per unit: in bounds
 
 
+@bundle
+class _RecordKinds:
+    """The record's bits that say which of the job's constants are cleared (and which
+    rows gather4 picks), from the walk record (``carried_constants_layout``)."""
+    in_rank: Value          # a bit per dimension
+    gather: Value
+    prefetch: Value
+
+
+def _clear_coordinates(in_rank, gather, prefetch):
+    """The clear of stage A1's constants (``coordinate_constants_layout``), for
+    :meth:`Datapath._read_table`: the coordinates past the rank 0 (gather4's rows are all
+    used), and a prefetch's shared-memory address 0."""
+    def clear(register, read):
+        return ([register.start[i].eq(Mux(gather | in_rank[i], start, 0)) for i, start in enumerate(read.start)]
+                + [register.smem_base.eq(Mux(prefetch, 0, read.smem_base))])
+    return clear
+
+
+def _clear_address(in_rank, prefetch):
+    """The clear of the constants of A2 on (``address_constants_layout``), for
+    :meth:`Datapath._read_table`: the dimensions past the rank 1 and their strides 0, and
+    a prefetch's swizzle 0."""
+    def clear(register, read):
+        return ([register.dims[i].eq(Mux(in_rank[i], dim, 1)) for i, dim in enumerate(read.dims)]
+                + [register.strides[i].eq(Mux(in_rank[i + 1], stride, 0)) for i, stride in enumerate(read.strides)]
+                + [register.swizzle.eq(Mux(prefetch, 0, read.swizzle))])
+    return clear
+
+
 class Datapath(wiring.Component):
     """Walk records in; beats and completions out.
 
@@ -212,7 +246,10 @@ class Datapath(wiring.Component):
     walk : :class:`.walker.WalkSignature` in: the walker's records, and the credit
         (``credit``: the walker may emit a record in the next cycle, for there will be
         room for it in the beat queue; the datapath keeps it in a register, ``issue``,
-        for its count, and so does the walker, for its state)
+        for its count, and so does the walker, for its state); ``tag_ahead``, the beat
+        table's entry of the record the walk register loads next
+    table : :class:`BeatTableSignature` in: the front end's writes of each job's beat
+        constants into the beat table
     beats : stream out (``beat_layout``)
     completions : stream out (``CompletionLayout``)
     """
@@ -237,13 +274,15 @@ class Datapath(wiring.Component):
         ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(m), "lane")
         # the constants of A1, read as the walker emits the record (by the tag of the job
         # it walks), and of A2 on, read as the record is in the walk register; each read
-        # registered, with what it clears by from the stage before
-        walk = record.walk
+        # registered, cleared by the record's bits in the stage before
+        carried = record.carried
         coordinates = self._read_table(m, stage["a0"], coordinates, self.walk.tag_ahead, "coordinates",
-                                       walk.in_rank, walk.gather, walk.prefetch)
-        in_rank, prefetch = stage["a0"](walk.in_rank, "in_rank"), stage["a0"](walk.prefetch, "prefetch")
-        address = self._read_table(m, stage["a1"], address, record.tag, "address", in_rank, None, prefetch)
-        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, lanes)
+                                       _clear_coordinates(carried.in_rank, carried.gather, carried.prefetch))
+        kinds = stage["a0"](_RecordKinds(in_rank=carried.in_rank, gather=carried.gather, prefetch=carried.prefetch),
+                            "kinds")
+        address = self._read_table(m, stage["a1"], address, record.tag, "address",
+                                   _clear_address(kinds.in_rank, kinds.prefetch))
+        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, kinds, lanes)
         ctl, lanes = self._bounds_and_products(stage["a2"], extend(AddressWindowControl, ctl, address=address), lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
         # from the job alone
@@ -271,15 +310,14 @@ class Datapath(wiring.Component):
             memories.append(memory)
         return memories
 
-    def _read_table(self, m, stage, memory, tag, name, in_rank, gather, prefetch):
+    def _read_table(self, m, stage, memory, tag, name, clear):
         """The entry ``tag`` of one of the beat table's memories, read in every cycle and
         registered as ``stage``'s (its block's output goes only into the register, a
-        path of its own), with the coordinates, dimensions and strides past the rank,
-        and a prefetch's shared-memory address and swizzle, cleared as the front end's
-        set-up defines them (a gather4 row's coordinates are all used) by the record's
-        bits (``in_rank``, ``gather``, ``prefetch``: registers of the stage before, not
-        the block's output): the register loads in every cycle, so each cleared bit is
-        its flip-flop's synchronous reset.
+        path of its own), with ``clear``'s fields (:func:`_clear_coordinates`,
+        :func:`_clear_address`) cleared as the front end's set-up defines them, by the
+        record's bits in registers of the stage before, not by the block's output: the
+        register loads in every cycle, so each cleared bit is its flip-flop's
+        synchronous reset.
         A read as its entry is written is one no record uses (an entry is written again
         only after its job's last record has read it: :func:`~.layouts.beat_table_depth`),
         so what the port returns then is left undefined
@@ -288,47 +326,40 @@ class Datapath(wiring.Component):
         read = Signal(memory.shape, name=f"beat_table_read_{name}")
         register = Signal(memory.shape, name=f"{stage.prefix}_{name}", reset_less=True)
         m.d.comb += [port.addr.eq(tag), read.eq(port.data)]
-        m.d.sync += register.eq(read)
-        if name == "coordinates":
-            m.d.sync += [register.start[i].eq(Mux(gather | in_rank[i], start, 0))
-                         for i, start in enumerate(read.start)]
-            m.d.sync += register.smem_base.eq(Mux(prefetch, 0, read.smem_base))
-        else:
-            m.d.sync += [register.dims[i].eq(Mux(in_rank[i], dim, 1)) for i, dim in enumerate(read.dims)]
-            m.d.sync += [register.strides[i].eq(Mux(in_rank[i + 1], stride, 0))
-                         for i, stride in enumerate(read.strides)]
-            m.d.sync += register.swizzle.eq(Mux(prefetch, 0, read.swizzle))
+        m.d.sync += [register.eq(read), *clear(register, read)]
         return stage.adopt(register)
 
     def _digit_products(self, m):
         """Stage A0: ``digit * element stride`` in dimensions 1..4 (strides are 1..8:
         shifted adds) and the chunk's offset along dimension 0 (shifted adds too)."""
         walk, lanes = self.walk.record, []
-        beat, steps = walk.walk, self.config.steps_addresses
+        constants, steps = walk.carried, self.config.steps_addresses
         for j in range(self.config.lanes):
             digits = walk.lane_digits[j]
-            width = len(digits[0]) + len(beat.chunk_values)
+            width = len(digits[0]) + len(constants.chunk_values)
             # shifted adds, no DSP block (chunk_values has few bits set)
-            chunk_offset = carry_save_sum(m, [Mux(beat.chunk_values[b], digits[0] << b, 0)
-                                              for b in range(len(beat.chunk_values))], width, f"lane{j}_chunk_offset")
+            chunk_offset = carry_save_sum(m, [Mux(constants.chunk_values[b], digits[0] << b, 0)
+                                              for b in range(len(constants.chunk_values))], width,
+                                          f"lane{j}_chunk_offset")
             lanes.append(Digits(
                 alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
                 pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
-                steps=[small_product(digits[d], beat.element_strides[d - 1]) for d in range(1, len(digits))],
+                steps=[small_product(digits[d], constants.element_strides[d - 1]) for d in range(1, len(digits))],
                 chunk_offset=chunk_offset,
                 linear=walk.beat_index * self.config.lanes + j,
-                last_chunk=digits[0] == beat.last_chunk,
+                last_chunk=digits[0] == constants.last_chunk,
                 # step addressing: the row address's terms, one adder level a stage from here
                 address=add_pairs([walk.lane_address[j][t].as_signed() for t in range(len(walk.lane_address[j]))],
                                   self.config.address_width) if steps else []))
         return lanes
 
-    def _coordinates(self, a1, ctl, beat, lanes):
+    def _coordinates(self, a1, ctl, beat, kinds, lanes):
         """Stage A1: ``start`` plus the products in dimensions 1..4 (gather4: the row the
         digit picks; the im2col modes: the walker's pixel coordinates), the value
         coordinate of the chunk's first unit along dimension 0, the chunk's kind (units,
         their mask and bytes: the job's full or last chunk), its place in the dense
-        shared-memory image (``beat``: the job's constants, ``coordinate_constants_layout``)."""
+        shared-memory image (``beat``: the job's constants, ``coordinate_constants_layout``;
+        ``kinds``: the record's bits, :class:`_RecordKinds`)."""
         rows = Array(beat.start[k] for k in range(1, len(beat.start)))      # gather4's rows
         out = []
         for rec in lanes:
@@ -336,7 +367,7 @@ class Datapath(wiring.Component):
             for d, step in enumerate(rec.steps, 1):
                 coordinate = beat.start[d] + step
                 if self.config.builds("gather4"):
-                    coordinate = Mux(beat.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
+                    coordinate = Mux(kinds.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
                 if self.config.builds_im2col_family:
                     coordinate = Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)
                 coords.append(coordinate[:34].as_signed())
@@ -346,7 +377,7 @@ class Datapath(wiring.Component):
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=kind.units, live=kind.live & rec.alive.replicate(16), length=kind.length,
                 # a prefetch touches no shared memory: its beats carry address 0
-                smem_dense=Mux(beat.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
+                smem_dense=Mux(kinds.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
         ctl = extend(WindowControl, ctl, dim0_less_window=(beat.dim0 - WINDOW).as_signed())
         return a1(ctl, "ctl"), a1(out, "lane")
 
@@ -359,21 +390,22 @@ class Datapath(wiring.Component):
         registers are A3's (and the stride's top 2 bits' in logic, registered alike): the
         operands come from A1's registers, so the route into a block is a path of its own,
         with no logic before it, and the route out of it another."""
-        beat, width = ctl.address, self.config.address_width
+        constants, width = ctl.address, self.config.address_width
         out = []
         for a in lanes:
             if self.config.steps_addresses:     # the walker's row address: no product
                 terms = add_pairs(a.address, width)
             else:
-                terms = [beat.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product,
-                                                                        STRIDE_ZERO_BITS)
-                                                       for coordinate, stride in zip(a.coords, beat.strides)), [])
+                terms = [constants.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product,
+                                                                             STRIDE_ZERO_BITS)
+                                                            for coordinate, stride in zip(a.coords, constants.strides)),
+                                                           [])
             out.append(Placed(
-                inside=inside_dimensions(a.coords, [beat.dims[d] for d in range(1, len(beat.dims))]),
-                window=unit_window(a.first_value, beat.dims[0], ctl.dim0_less_window),
+                inside=inside_dimensions(a.coords, [constants.dims[d] for d in range(1, len(constants.dims))]),
+                window=unit_window(a.first_value, constants.dims[0], ctl.dim0_less_window),
                 alive=a.alive, units=a.units, live=a.live, length=a.length,
-                first_unit=a.first_value >> beat.values_per_unit_log2,
-                smem_address=swizzle_address(a.smem_dense, beat.swizzle, self.config.built_swizzles),
+                first_unit=a.first_value >> constants.values_per_unit_log2,
+                smem_address=swizzle_address(a.smem_dense, constants.swizzle, self.config.built_swizzles),
                 terms=terms))
         return a2(narrow(AddressControl, ctl), "ctl"), a2(out, "lane")
 
@@ -383,7 +415,7 @@ class Datapath(wiring.Component):
         of the stage: docs/fpga.md, "Clock speed"), two in B2, the dimension-0 offset a
         term from B2 on; in B1 the units' bounds (two compares of every unit's offset with
         the window) and the AND of dimensions 1..4's bits, in B2 the in-bounds mask."""
-        beat, width = ctl.address, self.config.address_width
+        constants, width = ctl.address, self.config.address_width
         bounded = []
         for lane in lanes:
             bounds = [unit_bounds(lane.window, offsets[u]) for u in range(16)]
@@ -392,7 +424,7 @@ class Datapath(wiring.Component):
                 terms=add_pairs(lane.terms, width),
                 low_ok=Cat(lane.live[u] & low for u, (low, _) in enumerate(bounds)),
                 high_ok=Cat(high for _, high in bounds), inside=lane.inside.all(),
-                dim0_offset=sparse_product(lane.first_unit, beat.unit_global_bytes, UNIT_BYTES)[:width].as_signed()))
+                dim0_offset=sparse_product(lane.first_unit, constants.unit_global_bytes, UNIT_BYTES)[:width].as_signed()))
         ctl, lanes = b1(ctl, "ctl"), b1(bounded, "lane")
         masked = [Masked(alive=lane.alive, units=lane.units, length=lane.length, smem_address=lane.smem_address,
                          terms=add_pairs(add_pairs(lane.terms + [lane.dim0_offset], width), width),
@@ -407,13 +439,13 @@ class Datapath(wiring.Component):
         whether it leaves this cycle, and the completion queue."""
         config = self.config
         queued = Signal(queued_layout(config, 0))
-        beat = ctl.address
+        constants = ctl.address
         m.d.comb += [queued.is_beat.eq(ctl.is_beat), queued.has_completion.eq(ctl.has_completion),
                      queued.completion.eq(ctl.completion), queued.beat.last.eq(ctl.last),
                      queued.beat.request_id.eq(ctl.completion.request_id)]
         for name, _ in queued.beat.shape():
             if name not in ("lanes", "last", "request_id"):       # the beat's sideband: the job's constants
-                m.d.comb += queued.beat[name].eq(beat[name])
+                m.d.comb += queued.beat[name].eq(constants[name])
         for j, (b, lane) in enumerate(zip(lanes, queued.beat.lanes)):
             m.d.comb += [
                 lane.valid.eq(b.alive),

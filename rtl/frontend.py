@@ -81,7 +81,7 @@ registers and in every record, they are written into the datapath's beat table
 per job in turn from 0, and the job carries the entry's number (``tag``), which every
 record of it carries on; each datapath stage that reads a constant reads the table by
 the record's tag. Only the few that the datapath's first stage reads ride in the job
-(``walk``). The jobs from stage 9 on are few and a job takes a cycle at least, so an
+(``carried``). The jobs from stage 9 on are few and a job takes a cycle at least, so an
 entry is written again only well after its last record has read it
 (:func:`~.layouts.beat_table_depth`; docs/architecture.md, "Where values are kept").
 
@@ -507,7 +507,7 @@ class FrontEnd(wiring.Component):
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
         entry = Signal(beat_entry_layout(self.config), name="beat_write_data")
-        self._beat_constants(m, entry, job.walk, r)
+        self._beat_constants(m, entry, job.carried, r)
         # the entries are written in turn, one per job that enters stage 9
         tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")
         m.d.comb += [enters.eq(stage[9].enable & r.valid),
@@ -602,10 +602,10 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
-    def _beat_constants(self, m, entry, walk, r: Checked):
+    def _beat_constants(self, m, entry, carried, r: Checked):
         """What every beat of the job needs to turn digits into transactions: the beat
         table's entry (``beat_entry_layout``), and the few the datapath's first stage
-        reads, which ride in the job (``walk``). The coordinates, dimensions and strides
+        reads, which ride in the job (``carried``). The coordinates, dimensions and strides
         go in as the request and the descriptor give them, with the rank's bits: past the
         rank the datapath makes them 0 (the coordinates but gather4's rows), 1 and 0, and
         a prefetch's shared-memory address and swizzle 0, as it reads the entry
@@ -614,20 +614,18 @@ class FrontEnd(wiring.Component):
         coordinates, address = entry.coordinates, entry.address
         prefetch = req.operation.as_value() == Operation.PREFETCH
         value_step = d.step0 << d.values_per_unit_log2
-        m.d.comb += [walk.in_rank.eq(Cat(d.in_rank)), walk.gather.eq(gather), walk.prefetch.eq(prefetch),
-                     coordinates.prefetch.eq(prefetch)]
+        m.d.comb += [carried.in_rank.eq(Cat(d.in_rank)), carried.gather.eq(gather), carried.prefetch.eq(prefetch)]
         for i in range(MAX_RANK):
             m.d.comb += [coordinates.start[i].eq(req.coordinates[i]), address.dims[i].eq(d.dims[i])]
-        m.d.comb += [walk.element_strides[i - 1].eq(d.element_strides[i]) for i in range(1, MAX_RANK)]
+        m.d.comb += [carried.element_strides[i - 1].eq(d.element_strides[i]) for i in range(1, MAX_RANK)]
         m.d.comb += [address.strides[i].eq(stride) for i, stride in enumerate(d.strides)]
         for kind, values in zip(coordinates.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
-            walk.last_chunk.eq(d.row_chunks - 1),
-            walk.chunk_values.eq(value_step << d.units_per_chunk_log2),
+            carried.last_chunk.eq(d.row_chunks - 1),
+            carried.chunk_values.eq(value_step << d.units_per_chunk_log2),
             coordinates.dim0.eq(d.dims[0]),
             coordinates.smem_base.eq(req.smem_address),
-            coordinates.gather.eq(gather),
             coordinates.pixel_mode.eq(r.kinds.pixel_mode),
             address.base.eq(d.global_address),
             address.swizzle.eq(d.swizzle),

@@ -28,7 +28,7 @@ from ..model.unit import COUNT_LIMIT
 __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "RequestLayout", "CompletionLayout",
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
-           "WAITING_JOBS", "beat_table_depth", "beat_tag_width", "beat_entry_layout", "walk_constants_layout",
+           "WAITING_JOBS", "beat_table_depth", "beat_tag_width", "beat_entry_layout", "carried_constants_layout",
            "coordinate_constants_layout", "address_constants_layout"]
 
 
@@ -254,10 +254,10 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
 
     Of the job's beat constants only those the datapath's first stage reads are in it
-    (``walk``): the front end writes the rest into the beat table as the job is set up
+    (``carried``): the front end writes the rest into the beat table as the job is set up
     (:func:`beat_entry_layout`), and ``tag`` is their entry (:func:`beat_table_depth`).
-    ``request_id`` and ``pixel_mode`` are the constants the walker reads itself
-    (and ``walk.gather``), kept in the job as well.
+    ``request_id`` and ``pixel_mode`` are what the walker reads of the request itself
+    (and ``carried.gather``, for gather4's rows where it steps addresses).
     """
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
     return data.StructLayout({
@@ -273,7 +273,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "lane_alive": unsigned(config.lanes),
         "pixels": pixel_walk_layout(config),
         "tag": unsigned(beat_tag_width(config)),
-        "walk": walk_constants_layout(config),
+        "carried": carried_constants_layout(config),
         "request_id": unsigned(config.id_width),
         "pixel_mode": 1,
         **steps,
@@ -294,10 +294,14 @@ def beat_table_depth(config: UnitConfig) -> int:
     own, and at that write at most :data:`WAITING_JOBS` (3) jobs stand between stage 9
     and the walker (the front end's proofs assert it, docs/formal.md), so the twelfth
     job after its own has been taken; a job takes a cycle at least, so that is ten
-    cycles or more after its last read. In block RAM (512 entries of 36 bits a DP16KD) the depth costs
-    nothing. A power of two, so that the entries' numbers (:func:`beat_tag_width` bits)
-    wrap as they count."""
-    return 16
+    cycles or more after its last read. Six entries would do (``WAITING_JOBS + 3``); in
+    block RAM (512 entries of 36 bits a DP16KD) the depth costs nothing, and sixteen
+    leave room for a later stage to read the table without the argument changing. A
+    power of two, so that the entries' numbers (:func:`beat_tag_width` bits) wrap as
+    they count."""
+    depth = 16
+    assert depth >= WAITING_JOBS + 3, "an entry is written again before its last read"
+    return depth
 
 
 def beat_tag_width(config: UnitConfig) -> int:
@@ -317,7 +321,7 @@ ChunkKindLayout = data.StructLayout({
 })
 
 
-def walk_constants_layout(config: UnitConfig) -> data.StructLayout:
+def carried_constants_layout(config: UnitConfig) -> data.StructLayout:
     """The beat constants that ride in the job and the walk record: those the datapath's
     first stage (A0) reads with the walk register's digits, for the beat table's read
     would reach A0 a cycle late, and the bits the datapath clears the table's reads by
@@ -342,9 +346,7 @@ def coordinate_constants_layout(config: UnitConfig) -> data.StructLayout:
         "dim0": unsigned(33),
         "smem_base": unsigned(config.smem_address_width),
         "chunks": data.ArrayLayout(ChunkKindLayout, 2),     # a row's full chunk, its last
-        "gather": 1,
         "pixel_mode": 1,                                # im2col, ::w, ::w::128: rows are pixels
-        "prefetch": 1,
     })
 
 
@@ -371,7 +373,7 @@ def beat_entry_layout(config: UnitConfig) -> data.StructLayout:
     the front end writes them, for each of the table's two memories. The coordinates,
     dimensions and strides past the rank (and a prefetch's shared-memory address and
     swizzle) are not yet cleared: the datapath clears them as it registers a read, by
-    the record's bits (:func:`walk_constants_layout`), where a cleared bit is a
+    the record's bits (:func:`carried_constants_layout`), where a cleared bit is a
     flip-flop's synchronous reset, not a LUT in front of the table's write."""
     return data.StructLayout({"coordinates": coordinate_constants_layout(config),
                               "address": address_constants_layout(config)})

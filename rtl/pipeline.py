@@ -359,9 +359,11 @@ class Stage:
         return register
 
     def adopt(self, register):
-        """``register``, made by the block (a block RAM's read, registered), as a
-        register of this stage: the stages after it pass it on as they would the stage's
-        own, in the line where it has one. Returns it."""
+        """``register``, made by the block (a block RAM's read, registered) and loaded in
+        every cycle, as a register of this stage, which loads in every cycle too (a
+        pipeline that never stalls): the stages after it pass it on as they would the
+        stage's own, in the line where it has one. Returns it."""
+        assert self.load is None, "a register made outside the stage loads as the stage does only where both always load"
         if self.line is not None:
             self.line.root(self.prefix, register, None, self.load)
         return register

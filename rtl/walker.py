@@ -26,7 +26,7 @@ from amaranth.lib.wiring import In, Out
 
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
-from .layouts import (job_layout, walk_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH,
+from .layouts import (job_layout, carried_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH,
                       PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
@@ -48,7 +48,8 @@ def completion_info_layout(config: UnitConfig) -> data.StructLayout:
 
 def walk_layout(config: UnitConfig) -> data.StructLayout:
     """One cycle of the walk: every lane's digits, the job's beat table entry (``tag``)
-    and the beat constants the datapath's first stage reads (``walk``); a unit that
+    and the beat constants that ride in it (``carried``: those the datapath's first stage
+    reads, and the bits its reads of the beat table are cleared by); a unit that
     steps addresses adds every lane's row-address terms (:mod:`.stepping`)."""
     steps = {}
     if config.steps_addresses:
@@ -62,7 +63,7 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "lane_pixel": data.ArrayLayout(data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS), config.lanes),  # im2col
         "beat_index": beats_width(config),      # beats of this job before this one
         "tag": beat_tag_width(config),
-        "walk": walk_constants_layout(config),
+        "carried": carried_constants_layout(config),
         "has_completion": 1,
         "completion": completion_info_layout(config),
         **steps,
@@ -187,9 +188,9 @@ class Walker(wiring.Component):
     job : stream in (``job_layout``)
     walk : :class:`WalkSignature` out
 
-    The walker reads none of the job's beat constants: each record carries the job's
-    entry in the datapath's beat table (``tag``), and the few constants the datapath's
-    first stage reads, from the job (docs/architecture.md, "Where values are kept").
+    The job's beat constants wait in the datapath's beat table, not in the walker: each
+    record carries the job's entry there (``tag``) and the few constants the job carries
+    itself (``carried``; docs/architecture.md, "Where values are kept").
     """
 
     def __init__(self, config: UnitConfig):
@@ -250,7 +251,7 @@ class Walker(wiring.Component):
             stepped.append(total)
             if config.builds("gather4"):
                 row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]
-                emitted.append(Mux(current.walk.gather, Array(constants.gather)[row], total))
+                emitted.append(Mux(current.carried.gather, Array(constants.gather)[row], total))
             else:
                 emitted.append(total)
         return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
@@ -324,7 +325,7 @@ class Walker(wiring.Component):
             record.lane_alive.eq(odometers.alive),
             record.beat_index.eq(control.beat_index),
             record.tag.eq(current.tag),
-            record.walk.eq(current.walk),
+            record.carried.eq(current.carried),
             record.has_completion.eq(control.last),
             record.completion.request_id.eq(current.request_id),
             record.completion.code.eq(current.code),

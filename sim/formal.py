@@ -962,11 +962,12 @@ class FrontEndOneJobEach(Elaboratable):
         waited = _prior(m, job.valid & ~job.ready, name="job_waited")
         with m.If(waited):
             m.d.comb += Assert(job.valid)
-        # the walker's beat table: the walker reads the entry of the job it takes next a
-        # cycle before it takes it, counting the jobs it has taken, so the jobs hold the
-        # entries in turn from 0 (no write reaches an entry a job in the front end holds:
-        # the front end's own assertions)
+        # the datapath's beat table: the jobs hold the entries in turn from 0, each
+        # written for its job alone (no write reaches an entry a job in the front end
+        # holds: the front end's own assertions), and each record carries its job's entry
+        # on (walker.beat_count), so the datapath reads the entry written for the job
         tag = job.payload.tag
+        assert len(taken) >= len(tag), "the count of jobs taken is the entries' count, cut"
         with m.If(take):
             m.d.comb += Assert(tag == taken[:len(tag)])
         if self.mutation is None:
