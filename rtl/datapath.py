@@ -208,15 +208,6 @@ class Masked(Addressed):
     mask: Value             # a bit per unit: in bounds
 
 
-@bundle
-class _RecordKinds:
-    """The record's bits that say which of the job's constants are cleared (and which
-    rows gather4 picks), from the walk record (``carried_constants_layout``)."""
-    in_rank: Value          # a bit per dimension
-    gather: Value
-    prefetch: Value
-
-
 def _clear_coordinates(in_rank, gather, prefetch):
     """The clear of stage A1's constants (``coordinate_constants_layout``), for
     :meth:`Datapath._read_table`: the coordinates past the rank 0 (gather4's rows are all
@@ -278,11 +269,10 @@ class Datapath(wiring.Component):
         carried = record.carried
         coordinates = self._read_table(m, stage["a0"], coordinates, self.walk.tag_ahead, "coordinates",
                                        _clear_coordinates(carried.in_rank, carried.gather, carried.prefetch))
-        kinds = stage["a0"](_RecordKinds(in_rank=carried.in_rank, gather=carried.gather, prefetch=carried.prefetch),
-                            "kinds")
+        carried = stage["a0"](carried, "carried")
         address = self._read_table(m, stage["a1"], address, record.tag, "address",
-                                   _clear_address(kinds.in_rank, kinds.prefetch))
-        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, kinds, lanes)
+                                   _clear_address(carried.in_rank, carried.prefetch))
+        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, carried, lanes)
         ctl, lanes = self._bounds_and_products(stage["a2"], extend(AddressWindowControl, ctl, address=address), lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
         # from the job alone
@@ -353,13 +343,13 @@ class Datapath(wiring.Component):
                                   self.config.address_width) if steps else []))
         return lanes
 
-    def _coordinates(self, a1, ctl, beat, kinds, lanes):
+    def _coordinates(self, a1, ctl, beat, carried, lanes):
         """Stage A1: ``start`` plus the products in dimensions 1..4 (gather4: the row the
         digit picks; the im2col modes: the walker's pixel coordinates), the value
         coordinate of the chunk's first unit along dimension 0, the chunk's kind (units,
         their mask and bytes: the job's full or last chunk), its place in the dense
         shared-memory image (``beat``: the job's constants, ``coordinate_constants_layout``;
-        ``kinds``: the record's bits, :class:`_RecordKinds`)."""
+        ``carried``: the record's ``carried_constants_layout``, registered at A0)."""
         rows = Array(beat.start[k] for k in range(1, len(beat.start)))      # gather4's rows
         out = []
         for rec in lanes:
@@ -367,7 +357,7 @@ class Datapath(wiring.Component):
             for d, step in enumerate(rec.steps, 1):
                 coordinate = beat.start[d] + step
                 if self.config.builds("gather4"):
-                    coordinate = Mux(kinds.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
+                    coordinate = Mux(carried.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
                 if self.config.builds_im2col_family:
                     coordinate = Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)
                 coords.append(coordinate[:34].as_signed())
@@ -377,7 +367,7 @@ class Datapath(wiring.Component):
                 first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=kind.units, live=kind.live & rec.alive.replicate(16), length=kind.length,
                 # a prefetch touches no shared memory: its beats carry address 0
-                smem_dense=Mux(kinds.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
+                smem_dense=Mux(carried.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
         ctl = extend(WindowControl, ctl, dim0_less_window=(beat.dim0 - WINDOW).as_signed())
         return a1(ctl, "ctl"), a1(out, "lane")
 

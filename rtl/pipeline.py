@@ -365,7 +365,7 @@ class Stage:
         stage's own, in the line where it has one. Returns it."""
         assert self.load is None, "a register made outside the stage loads as the stage does only where both always load"
         if self.line is not None:
-            self.line.root(self.prefix, register, None, self.load)
+            self.line.root(self.prefix, register, None, None)
         return register
 
     def product(self, a, b, registered_inputs: bool = True) -> Delayed:
