@@ -286,9 +286,9 @@ class Datapath(wiring.Component):
 
     def _beat_table(self, m):
         """The beat table: each job's beat constants, written by the front end as the
-        job enters its stage 9 (``table``), one entry per job in turn, in two memories of
-        block RAM, one for each read: the constants stage A1 reads and those of A2 on
-        (``beat_entry_layout``). Returns the two memories."""
+        request enters its stage 8 (``table``), one entry per request in turn, in two
+        memories of block RAM, one for each read: the constants stage A1 reads and those
+        of A2 on (``beat_entry_layout``). Returns the two memories."""
         depth, write = beat_table_depth(self.config), self.table
         memories = []
         for name in ("coordinates", "address"):

@@ -21,11 +21,10 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
 7. the box's rows; the stride extents; the odometer radices, saturated; the two kinds of
    chunk (a row's full chunks and its last: units, mask, bytes);
 8. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
-   byte count in pieces; the mixed radix's place values;
-9. the job set-up: the lanes' start digits, the pixel walk; the beat constants,
-   written into the beat table (below) as the job enters the stage; the first broken
-   rule of each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last
-   byte;
+   byte count in pieces; the mixed radix's place values; the beat constants, written
+   into the beat table (below) as the request enters the stage;
+9. the job set-up: the lanes' start digits, the pixel walk; the first broken rule of
+   each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
    of the last byte's high bits; the beat count; the first broken group; the pixel
    walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`). At a request interval
@@ -73,16 +72,18 @@ empty stage holds is never read, and an idle front end changes no state, so a ga
 simulation skips it (sim/gating.py).
 
 The beat constants (the coordinates, dimensions, strides and the rest every beat
-reads) are made in stage 9 and read by the datapath's stages with every record of the
-job; in between, the job waits in stage 9, stage 10 and, at a request interval of 1,
-the skid and the job register, and then in the walker. Rather than ride in those
-registers and in every record, they are written into the datapath's beat table
-(``table``, :class:`.datapath.BeatTableSignature`) as the job enters stage 9, one entry
-per job in turn from 0, and the job carries the entry's number (``tag``), which every
-record of it carries on; each datapath stage that reads a constant reads the table by
-the record's tag. Only the few that the datapath's first stage reads ride in the job
-(``carried``). The jobs from stage 9 on are few and a job takes a cycle at least, so an
-entry is written again only well after its last record has read it
+reads) are the request's and the descriptor's fields, which stage 7 holds for its
+rules, and the kinds of chunk, which stage 7 makes; the datapath's stages read them
+with every record of the job. In between, the request waits in stages 8 to 10 and, at a
+request interval of 1, the skid and the job register, and then in the walker. Rather
+than ride in those registers and in every record, they are written into the datapath's
+beat table (``table``, :class:`.datapath.BeatTableSignature`) from stage 7's registers
+as the request enters stage 8, one entry per request in turn from 0, and stage 8 and
+then the job carry the entry's number (``tag``), which every record of the job carries
+on; each datapath stage that reads a constant reads the table by the record's tag.
+Only the few that the datapath's first stage reads ride in the job (``carried``). The
+requests from stage 8 on are few and a job takes a cycle at least, so an entry is
+written again only well after its last record has read it
 (:func:`~.layouts.beat_table_depth`; docs/architecture.md, "Where values are kept").
 
 A rejected request becomes a job with its error code: it emits no beats and completes
@@ -113,7 +114,7 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, WAITING_JOBS, DIGITS, RADIX_WIDTH,
+from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_tag_width, WAITING_JOBS, DIGITS, RADIX_WIDTH,
                       SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
@@ -200,6 +201,12 @@ def mode_kinds(req, config: UnitConfig) -> ModeKinds:
                      im2col=im2col, wide=wide, wide128=wide128, pixel_mode=im2col | wide | wide128)
 
 
+def _value_step(d):
+    """The values between a chunk's units along dimension 0 (``address_constants_layout``:
+    ``value_step``): dimension 0's traversal step, in units, times the values a unit holds."""
+    return d.step0 << d.values_per_unit_log2
+
+
 @bundle
 class ChunkKind:
     """A kind of chunk (``ChunkKindLayout``): its units, the mask of them, its bytes."""
@@ -283,6 +290,7 @@ class Checked(InFlight):
     span_terms: list
     prefixes: list      # the mixed radix's place values (place_values)
     pixel_roles: PixelRoles
+    tag: Value          # the beat table's entry written as the request entered stage 8
 
 
 @bundle
@@ -359,9 +367,10 @@ class FrontEnd(wiring.Component):
         r, steps = self._decode(stage, r)
         r = self._radices(stage, r)
         steps = self._step_level(stage[7], steps)
-        r, rules = self._check(m, stage, r)
+        r, rules, tag_next = self._check(m, stage, r)
+        checked = r
         steps = self._step_level(stage[8], steps)
-        r, tag_next = self._set_up(m, stage, r, rules)
+        r = self._set_up(m, stage, r, rules)
         set_up = r
         steps = self._step_level(stage[9], steps)
         r = self._limits(m, stage, r, steps)
@@ -377,13 +386,16 @@ class FrontEnd(wiring.Component):
         if isinstance(platform, Proving):
             # what induction needs stated: the enable set ahead is what it stands for
             m.d.comb += Assert(advance == ~(r.valid if skid_valid is None else skid_valid))
-            # and the beat table's entries: the jobs from stage 9 on hold the entries
-            # written last, youngest first, and a write finds at most WAITING_JOBS of
-            # them, which the table's depth rests on (layouts.beat_table_depth)
+            # and the beat table's entries: the requests from stage 8 on hold the
+            # entries written last, youngest first, and a write finds at most
+            # WAITING_JOBS of them, which the table's depth rests on
+            # (layouts.beat_table_depth)
             younger = Const(0, 3)
-            for valid, job in [(set_up.valid, set_up.job), (r.valid, r.job), *reversed(behind)]:
+            tags = [(checked.valid, checked.tag), (set_up.valid, set_up.job.tag), (r.valid, r.job.tag),
+                    *((valid, job.tag) for valid, job in reversed(behind))]
+            for valid, tag in tags:
                 with m.If(valid):
-                    m.d.comb += Assert(job.tag == (tag_next - 1 - younger)[:len(job.tag)])
+                    m.d.comb += Assert(tag == (tag_next - 1 - younger)[:len(tag)])
                 younger = younger + valid
             with m.If(self.table.en):
                 m.d.comb += Assert(younger <= WAITING_JOBS)
@@ -481,13 +493,23 @@ class FrontEnd(wiring.Component):
             chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
                          chunk_kind(d.last_chunk_units, d.unit_global_bytes)]), None)
 
-    def _check(self, m, stage, r: Radices) -> tuple[Checked, list]:
+    def _check(self, m, stage, r: Radices) -> tuple[Checked, list, Signal]:
         """Stage 8: every rule but the last two checked (:mod:`.validate`), one bit each;
-        the box's byte count in pieces; the mixed radix's place values. Returns the stage
-        and the rules' (condition, code) pairs."""
+        the box's byte count in pieces; the mixed radix's place values; the beat
+        constants, written into the datapath's beat table as the request enters the
+        stage, the stage holding its entry's number (``tag``). Returns the stage, the
+        rules' (condition, code) pairs and the next entry's number."""
         rules = rule_list(r.d, r.request, r.kinds, r.extents, r.slot_valid, self.config,
                           r.checked.code if self.config.checks_at_commit else None)
         gather, pixel_mode = r.kinds.gather, r.kinds.pixel_mode
+        entry = Signal(beat_entry_layout(self.config), name="beat_write_data")
+        self._beat_constants(m, entry, r)
+        # the entries are written in turn, one per request that enters stage 8
+        tag_next, enters = Signal(beat_tag_width(self.config), name="beat_tag"), Signal(name="beat_write")
+        m.d.comb += [enters.eq(stage[8].enable & r.valid),
+                     self.table.en.eq(enters), self.table.tag.eq(tag_next), self.table.data.eq(entry)]
+        with m.If(enters):
+            m.d.sync += tag_next.eq(tag_next + 1)
         return stage[8](Checked(
             **self._carried(r), d=r.d, room=r.room, radices=r.radices, chunk_kinds=r.chunk_kinds,
             broken=Cat(condition for condition, _ in rules),
@@ -495,27 +517,18 @@ class FrontEnd(wiring.Component):
                        in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
             span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
             prefixes=place_values(m, r.saturated, self.config.lanes),
-            pixel_roles=self._pixel_roles(r.d, r.request, r.kinds)), None), rules
+            pixel_roles=self._pixel_roles(r.d, r.request, r.kinds), tag=tag_next), None), rules, tag_next
 
-    def _set_up(self, m, stage, r: Checked, rules) -> tuple[SetUp, Signal]:
-        """Stage 9: the job set-up (the lanes' start digits, the pixel walk); the beat
-        constants, written into the datapath's beat table as the job enters the stage, the
-        job holding its entry's number (``tag``); the first broken rule of each group of
-        :data:`RULE_GROUP`; the box's byte count; the tensor's last byte. Returns the
-        stage and the next entry's number."""
+    def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
+        """Stage 9: the job set-up (the lanes' start digits, the pixel walk, the beat
+        constants that ride in the job, the beat table's entry); the first broken rule of
+        each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last byte."""
         job = Signal(job_layout(self.config))
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)
-        entry = Signal(beat_entry_layout(self.config), name="beat_write_data")
-        self._beat_constants(m, entry, job.carried, r)
-        # the entries are written in turn, one per job that enters stage 9
-        tag_next, enters = Signal.like(job.tag, name="beat_tag"), Signal(name="beat_write")
-        m.d.comb += [enters.eq(stage[9].enable & r.valid),
-                     self.table.en.eq(enters), self.table.tag.eq(tag_next), self.table.data.eq(entry),
-                     job.tag.eq(tag_next), job.request_id.eq(r.request.request_id),
+        self._carried_constants(m, job.carried, r)
+        m.d.comb += [job.tag.eq(r.tag), job.request_id.eq(r.request.request_id),
                      job.pixel_mode.eq(r.kinds.pixel_mode)]
-        with m.If(enters):
-            m.d.sync += tag_next.eq(tag_next + 1)
         # the codes are constants, but for the one found at commit: that one is this
         # stage's copy, as the rules' bits are
         codes = [code if isinstance(code, int) else r.checked.code for _, code in rules]
@@ -524,7 +537,7 @@ class FrontEnd(wiring.Component):
         return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
                               last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed() if r.span_terms else 0,
-                              checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None), tag_next
+                              checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None)
 
     def _limits(self, m, stage, r: SetUp, steps) -> Limits:
         """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
@@ -602,34 +615,43 @@ class FrontEnd(wiring.Component):
             m.d.comb += job.lane_alive[lane].eq(~overflow)
             m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
-    def _beat_constants(self, m, entry, carried, r: Checked):
-        """What every beat of the job needs to turn digits into transactions: the beat
-        table's entry (``beat_entry_layout``), and the few the datapath's first stage
-        reads, which ride in the job (``carried``). The coordinates, dimensions and strides
-        go in as the request and the descriptor give them, with the rank's bits: past the
-        rank the datapath makes them 0 (the coordinates but gather4's rows), 1 and 0, and
-        a prefetch's shared-memory address and swizzle 0, as it reads the entry
-        (:meth:`.datapath.Datapath._read_table`)."""
-        d, req, gather = r.d, r.request, r.kinds.gather
+    @staticmethod
+    def _carried_constants(m, carried, r: Checked):
+        """The few beat constants that the datapath's first stage reads, which ride in the
+        job (``carried_constants_layout``), and the bits it clears the beat table's reads
+        by (:meth:`.datapath.Datapath._read_table`)."""
+        d, req = r.d, r.request
+        m.d.comb += [
+            carried.in_rank.eq(Cat(d.in_rank)),
+            carried.gather.eq(r.kinds.gather),
+            carried.prefetch.eq(req.operation.as_value() == Operation.PREFETCH),
+            carried.last_chunk.eq(d.row_chunks - 1),
+            carried.chunk_values.eq(_value_step(d) << d.units_per_chunk_log2),
+            *(carried.element_strides[i - 1].eq(d.element_strides[i]) for i in range(1, MAX_RANK)),
+        ]
+
+    @staticmethod
+    def _beat_constants(m, entry, r: Radices):
+        """What every beat of the job needs to turn digits into transactions, but the few
+        the job carries (:meth:`_carried_constants`): the beat table's entry
+        (``beat_entry_layout``). The coordinates, dimensions and strides go in as the
+        request and the descriptor give them: past the rank the datapath makes them 0 (the
+        coordinates but gather4's rows), 1 and 0, and a prefetch's shared-memory address
+        and swizzle 0, as it reads the entry (:meth:`.datapath.Datapath._read_table`)."""
+        d, req = r.d, r.request
         coordinates, address = entry.coordinates, entry.address
-        prefetch = req.operation.as_value() == Operation.PREFETCH
-        value_step = d.step0 << d.values_per_unit_log2
-        m.d.comb += [carried.in_rank.eq(Cat(d.in_rank)), carried.gather.eq(gather), carried.prefetch.eq(prefetch)]
         for i in range(MAX_RANK):
             m.d.comb += [coordinates.start[i].eq(req.coordinates[i]), address.dims[i].eq(d.dims[i])]
-        m.d.comb += [carried.element_strides[i - 1].eq(d.element_strides[i]) for i in range(1, MAX_RANK)]
         m.d.comb += [address.strides[i].eq(stride) for i, stride in enumerate(d.strides)]
         for kind, values in zip(coordinates.chunks, r.chunk_kinds):
             m.d.comb += [kind.units.eq(values.units), kind.live.eq(values.live), kind.length.eq(values.length)]
         m.d.comb += [
-            carried.last_chunk.eq(d.row_chunks - 1),
-            carried.chunk_values.eq(value_step << d.units_per_chunk_log2),
             coordinates.dim0.eq(d.dims[0]),
             coordinates.smem_base.eq(req.smem_address),
             coordinates.pixel_mode.eq(r.kinds.pixel_mode),
             address.base.eq(d.global_address),
             address.swizzle.eq(d.swizzle),
-            address.value_step.eq(value_step),
+            address.value_step.eq(_value_step(d)),
             address.values_per_unit_log2.eq(d.values_per_unit_log2),
             address.unit_global_bytes.eq(d.unit_global_bytes),
             address.element_pitch.eq(small_product(d.unit_global_bytes, d.step0)),

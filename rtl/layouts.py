@@ -280,25 +280,26 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     })
 
 
-#: The most jobs from the front end's stage 9 on as it writes the beat table: stage 9's
-#: at a request interval of 2 (stage 10 is empty while the stages move), stages 9 and 10
-#: and the job register at 1 (the skid is empty). The front end's proofs assert it.
-WAITING_JOBS = 3
+#: The most requests from the front end's stage 8 on as it writes the beat table: stages
+#: 8 and 9's at a request interval of 2 (stage 10 is empty while the stages move), stages
+#: 8, 9 and 10 and the job register at 1 (the skid is empty). The front end's proofs
+#: assert it.
+WAITING_JOBS = 4
 
 
 def beat_table_depth(config: UnitConfig) -> int:
     """Entries of the beat table (rtl/datapath.py): a job's beat constants are written
-    there as the job enters the front end's stage 9, one entry per job in turn, and read
-    by the datapath for each record of the job, the last a cycle after the walker emits
-    the job's last record. The entry is written again for the job ``depth`` after its
-    own, and at that write at most :data:`WAITING_JOBS` (3) jobs stand between stage 9
-    and the walker (the front end's proofs assert it, docs/formal.md), so the twelfth
-    job after its own has been taken; a job takes a cycle at least, so that is ten
-    cycles or more after its last read. Six entries would do (``WAITING_JOBS + 3``); in
-    block RAM (512 entries of 36 bits a DP16KD) the depth costs nothing, and sixteen
-    leave room for a later stage to read the table without the argument changing. A
-    power of two, so that the entries' numbers (:func:`beat_tag_width` bits) wrap as
-    they count."""
+    there as its request enters the front end's stage 8, one entry per request in turn,
+    and read by the datapath for each record of the job, the last a cycle after the
+    walker emits the job's last record. The entry is written again for the request
+    ``depth`` after its own, and at that write at most :data:`WAITING_JOBS` (4) requests
+    stand between stage 8 and the walker (the front end's proofs assert it,
+    docs/formal.md), so the eleventh job after its own has been taken; a job takes a
+    cycle at least, so that is nine cycles or more after its last read. Seven entries
+    would do (``WAITING_JOBS + 3``); in block RAM (512 entries of 36 bits a DP16KD) the
+    depth costs nothing, and sixteen leave room for a later stage to read the table
+    without the argument changing. A power of two, so that the entries' numbers
+    (:func:`beat_tag_width` bits) wrap as they count."""
     depth = 16
     assert depth >= WAITING_JOBS + 3, "an entry is written again before its last read"
     return depth

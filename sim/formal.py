@@ -1000,11 +1000,11 @@ class FrontEndOneJobEach(Elaboratable):
                 m.d.comb += Assert(request_id[:width] == (taken + older)[:width])
             older = (older + valid)[:width]
         m.d.comb += Assert((sent - taken)[:width] == older)
-        # the entry written next is the one after the jobs' from stage 9 on (the front end
-        # states their entries, rtl/frontend.py), counted from the jobs taken
+        # the entry written next is the one after the entries of the requests from stage 8
+        # on (the front end states them, rtl/frontend.py), counted from the jobs taken
         tag_next = probe["beat_tag"]
-        jobs_here = sum(valid for valid, _ in jobs)
-        m.d.comb += Assert(tag_next == (taken + jobs_here)[:len(tag_next)])
+        holding = sum(valid for valid, _ in jobs) + probe["s8_valid"]
+        m.d.comb += Assert(tag_next == (taken + holding)[:len(tag_next)])
 
 
 class FrontEndJobStream(Elaboratable):
