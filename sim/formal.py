@@ -97,7 +97,7 @@ class Outcome:
 
 
 def run_sby(top: Elaboratable, mode: str, depth: int, name: str = "proof", script: tuple = REDUCE,
-            workdir: str | None = None, timeout: float = 600) -> Outcome:
+            workdir: str | None = None, timeout: float = 1800) -> Outcome:
     """Check ``top`` (a harness whose ports are all inside) with SymbiYosys: ``mode`` is
     prove, bmc or cover, to ``depth`` cycles."""
     began = time.perf_counter()
