@@ -34,7 +34,7 @@ C.  the last terms (up to four) by carry-save adders and one carry chain, into t
     stage C's carry chain ends there as it did at the queue.
 
 A job's beat constants wait in the beat table (``table``, block RAM the front end writes
-as it sets the job up), and each record carries its job's entry (``tag``): stage A1's
+as the request enters its stage 8), and each record carries its job's entry (``tag``): stage A1's
 constants are read as the walker emits the record, at the walk link's ``tag_ahead``,
 those of A2 on as the record is in the walk register, each into a register of the stage
 before the one that reads it (``_read_table``). What a stage only passes on after that,

@@ -71,20 +71,21 @@ ahead with ``advance``), and stage 1's in the cycles a request is accepted. What
 empty stage holds is never read, and an idle front end changes no state, so a gated
 simulation skips it (sim/gating.py).
 
-The beat constants (the coordinates, dimensions, strides and the rest every beat
-reads) are the request's and the descriptor's fields, which stage 7 holds for its
-rules, and the kinds of chunk, which stage 7 makes; the datapath's stages read them
-with every record of the job. In between, the request waits in stages 8 to 10 and, at a
-request interval of 1, the skid and the job register, and then in the walker. Rather
-than ride in those registers and in every record, they are written into the datapath's
-beat table (``table``, :class:`.datapath.BeatTableSignature`) from stage 7's registers
-as the request enters stage 8, one entry per request in turn from 0, and stage 8 and
-then the job carry the entry's number (``tag``), which every record of the job carries
-on; each datapath stage that reads a constant reads the table by the record's tag.
-Only the few that the datapath's first stage reads ride in the job (``carried``). The
-requests from stage 8 on are few and a job takes a cycle at least, so an entry is
-written again only well after its last record has read it
-(:func:`~.layouts.beat_table_depth`; docs/architecture.md, "Where values are kept").
+The beat constants (the coordinates, dimensions, strides and the rest every beat reads)
+are the request's and the descriptor's fields, which stage 7 holds for its rules (at
+commit, for the write alone), and the kinds of chunk, which stage 7 makes; the
+datapath's stages read them with every record of the job. In between, the request waits
+in stages 8 to 10 and, at a request interval of 1, the skid and the job register, and
+then in the walker. Rather than ride in those registers and in every record, they are
+written into the datapath's beat table (``table``,
+:class:`.datapath.BeatTableSignature`) from stage 7's registers as the request enters
+stage 8, one entry per request in turn from 0, and stage 8 and then the job carry the
+entry's number (``tag``), which every record of the job carries on; each datapath stage
+that reads a constant reads the table by the record's tag. Only the few that the
+datapath's first stage reads ride in the job (``carried``). The requests from stage 8 on
+are few and a job takes a cycle at least, so an entry is written again only well after
+its last record has read it (:func:`~.layouts.beat_table_depth`; docs/architecture.md,
+"Where values are kept").
 
 A rejected request becomes a job with its error code: it emits no beats and completes
 in order with the others.
@@ -114,8 +115,8 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_tag_width, WAITING_JOBS, DIGITS, RADIX_WIDTH,
-                      SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
+from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_tag_width, WAITING_JOBS, DIGITS,
+                      RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from .datapath import BeatTableSignature
@@ -521,8 +522,9 @@ class FrontEnd(wiring.Component):
 
     def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
         """Stage 9: the job set-up (the lanes' start digits, the pixel walk, the beat
-        constants that ride in the job, the beat table's entry); the first broken rule of
-        each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last byte."""
+        constants that ride in the job, the number of the beat table's entry stage 8
+        holds); the first broken rule of each group of :data:`RULE_GROUP`; the box's byte
+        count; the tensor's last byte."""
         job = Signal(job_layout(self.config))
         self._walk_setup(m, job, r)
         self._pixel_walk(m, job.pixels, r.d, r.request, r.kinds, r.pixel_roles)

@@ -254,8 +254,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
 
     Of the job's beat constants only those the datapath's first stage reads are in it
-    (``carried``): the front end writes the rest into the beat table as the job is set up
-    (:func:`beat_entry_layout`), and ``tag`` is their entry (:func:`beat_table_depth`).
+    (``carried``): the front end writes the rest into the beat table as the request enters
+    its stage 8 (:func:`beat_entry_layout`), and ``tag`` is their entry (:func:`beat_table_depth`).
     ``request_id`` and ``pixel_mode`` are what the walker reads of the request itself
     (and ``carried.gather``, for gather4's rows where it steps addresses).
     """

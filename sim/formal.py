@@ -963,8 +963,8 @@ class FrontEndOneJobEach(Elaboratable):
         with m.If(waited):
             m.d.comb += Assert(job.valid)
         # the datapath's beat table: the jobs hold the entries in turn from 0, each
-        # written for its job alone (no write reaches an entry a job in the front end
-        # holds: the front end's own assertions), and each record carries its job's entry
+        # written for its job alone (no write reaches an entry a request from the front
+        # end's stage 8 on holds: the front end's own assertions), and each record carries its job's entry
         # on (walker.beat_count), so the datapath reads the entry written for the job
         tag = job.payload.tag
         assert len(taken) >= len(tag), "the count of jobs taken is the entries' count, cut"
