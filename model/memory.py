@@ -6,7 +6,8 @@ Everything here is a function of the transaction stream (:mod:`.transactions`), 
 unit's lanes and a few memory parameters, so it holds for any copy and is independent of
 the RTL.
 
-The request former (:func:`merge`). A beat is ``lanes`` consecutive chunks of one request.
+The request former (:func:`merge`). A beat is up to ``lanes`` consecutive chunks of one
+row of one request (:meth:`.transactions.Transactions.places`).
 Its in-bounds bytes are grouped by aligned *granule* (``granule`` bytes, 128 by default:
 one L2 line); every granule the beat touches is one L2 request, carrying the mask of the
 32-byte sectors it needs and the mask of the bytes the copy uses in it. So:
@@ -156,10 +157,6 @@ class L2Requests:
         return float(self.byte_mask.sum() / moved) if moved else 1.0
 
 
-def _beats(t: Transactions, lanes: int) -> int:
-    return -(-len(t) // lanes)
-
-
 def _unit_bytes(t: Transactions) -> np.ndarray:
     """Every in-bounds byte of the chunks in global memory: (chunk, address) pairs."""
     if not len(t):
@@ -179,7 +176,8 @@ def merge(t: Transactions, lanes: int, operation: Operation, granule: int = LINE
     lanes, each covering one aligned ``granule`` (a power of two, at least a sector)."""
     _check_granule(granule)
     chunk, address = _unit_bytes(t)
-    beat, lane = chunk // lanes, chunk % lanes
+    beat_of, lane_of = t.places(lanes)
+    beat, lane = beat_of[chunk], lane_of[chunk]
     g = np.uint64(granule)
     base = address - address % g
     # one group per (beat, granule); bytes sorted within it, so a repeated byte is found
@@ -199,7 +197,7 @@ def merge(t: Transactions, lanes: int, operation: Operation, granule: int = LINE
     group_beat, group_base = beat[starts], base[starts]
     issue = np.lexsort((group_base, first_lane, group_beat))
     return L2Requests(group_beat[issue], group_base[issue], sectors[issue], byte_mask[issue], lane_mask[issue],
-                      _beats(t, lanes), granule, operation)
+                      t.beats(lanes), granule, operation)
 
 
 #: Rows of one consumer read: ``ldmatrix`` reads an 8 x 8 matrix of 16-bit elements, 8
@@ -237,14 +235,14 @@ def smem_wavefronts(t: Transactions, lanes: int, unit_smem_bytes: int, operation
     """Shared-memory wavefronts of each beat: the most distinct 4-byte words any bank
     holds among the beat's chunk bytes (a prefetch's: 0, it has none). A chunk's byte
     ``i`` is at ``smem & ~15 | (smem + i) & 15`` (the 8-byte flip's swapped halves)."""
-    beats = _beats(t, lanes)
+    beats = t.beats(lanes)
     if operation == Operation.PREFETCH or not len(t):
         return np.zeros(beats, dtype=np.int64)
     smem = t.smem_address.astype(np.int64)
     i = np.arange(CHUNK_BYTES, dtype=np.int64)
     byte = (smem[:, None] & ~np.int64(CHUNK_BYTES - 1)) | ((smem[:, None] + i[None, :]) & (CHUNK_BYTES - 1))
     present = i[None, :] < (t.units * unit_smem_bytes)[:, None]
-    beat = np.broadcast_to((np.arange(len(t)) // lanes)[:, None], byte.shape)[present]
+    beat = np.broadcast_to(t.places(lanes)[0][:, None], byte.shape)[present]
     words = np.unique(beat * (np.int64(1) << 40) + byte[present] // BANK_BYTES)
     word_beat, word = words >> 40, words & ((np.int64(1) << 40) - 1)
     per_bank = np.unique(word_beat * BANKS + word % BANKS, return_counts=True)

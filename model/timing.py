@@ -57,8 +57,8 @@ from .layout import decode_descriptor
 from .errors import ErrorCode, TmaError
 from .memory import (IssuedRequests, Memory, MemoryGate, MemoryRun, coalesce_requests, matrix_read_wavefronts,
                      memory_run, merge, smem_wavefronts)
-from .unit import check, complete
-from .types import CHUNK_BYTES, Operation
+from .unit import check_beats, complete
+from .types import Operation
 
 __all__ = ["FRONT_END_STAGES", "BACK_END_STAGES", "back_end_stages", "COMPLETION_LATENCY", "CHECK_CYCLES",
            "commit_cycles", "Timing", "ReadyPattern", "MemoryBeats", "memory_beats", "scenario_beats", "scenario_copies",
@@ -169,17 +169,16 @@ class ReadyPattern:
 
 
 def records_of(image, fields: dict, config: UnitConfig) -> tuple[int, bool]:
-    """The walker records a request makes and whether they carry beats: ceil(chunks /
-    lanes) beats for a legal request, one record without a beat for a rejected one."""
-    return records_from(*check(image, fields, config), config)
+    """The walker records a request makes and whether they carry beats: its beats for a
+    legal request (:func:`.unit.check_beats`), one record without a beat for a rejected
+    one."""
+    status, _, beats = check_beats(image, fields, config)
+    return records_from(status, beats)
 
 
-def records_from(status, transaction_bytes: int, config: UnitConfig) -> tuple[int, bool]:
-    """:func:`records_of` from a completion's status and byte count already at hand."""
-    if status:
-        return 1, False
-    chunks = transaction_bytes // CHUNK_BYTES
-    return -(-chunks // config.lanes), True
+def records_from(status, beats: int) -> tuple[int, bool]:
+    """:func:`records_of` from a completion's status and beat count already at hand."""
+    return (1, False) if status else (beats, True)
 
 
 class _CompletionQueue:
@@ -553,7 +552,7 @@ def memory_beats(copies, lanes: int, granule: int, coalesce: int = 0) -> MemoryB
         beats = merged.beats
         listed.append((merged.beat + first, merged.address, merged.sectors, operation))
         first += beats
-        beat_of_chunk = np.arange(len(t)) // lanes
+        beat_of_chunk = t.places(lanes)[0]
         ctas = max([1, *multicast]) if operation == Operation.LOAD else 1
         own_bytes = np.bincount(beat_of_chunk, t.units * unit_smem_bytes, beats).astype(np.int64)
         # the copy's read wavefronts sit at its first beat; the run charges them after the

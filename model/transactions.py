@@ -29,7 +29,8 @@ from .tensormap import TensorMap
 from .traversal import box_elements, row_count, row_walk, units_per_chunk
 from .types import Fill, OobFill, Operation
 
-__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes", "check_built", "check_unit_limits"]
+__all__ = ["Transaction", "Transactions", "transactions", "transaction_bytes", "check_built", "check_unit_limits",
+           "beats_per_row", "beat_count"]
 
 
 def _carried(per: str, width, enum=None):
@@ -76,6 +77,19 @@ class Transactions:
 
     def __len__(self) -> int:
         return len(self.global_address)
+
+    def beats(self, lanes: int) -> int:
+        """Beats of the copy on a unit of ``lanes`` lanes (:meth:`places`)."""
+        return beat_count(len(self) // self.row_chunks if len(self) else 0, self.row_chunks, lanes)
+
+    def places(self, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each chunk's beat and lane on a unit of ``lanes`` lanes. A beat holds up to
+        ``lanes`` consecutive chunks of one row: a row of ``row_chunks`` chunks takes
+        :func:`beats_per_row` beats, its chunk ``k`` in lane ``k % lanes`` of the row's
+        beat ``k // lanes``, and the next row starts a beat (docs/architecture.md, "Beats")."""
+        chunk = np.arange(len(self), dtype=np.int64)
+        row, within = np.divmod(chunk, self.row_chunks)
+        return row * beats_per_row(self.row_chunks, lanes) + within // lanes, within % lanes
 
     def __getitem__(self, i: int) -> Transaction:
         return Transaction(int(self.global_address[i]), int(self.global_length[i]),
@@ -155,6 +169,17 @@ def _stream(tm: TensorMap, req: Request, refusal: TmaError | None) -> Transactio
     pitch = info.unit_global_bytes * walk.dim0_step // info.values_per_unit
     return Transactions(global_address, count * info.unit_global_bytes, pitch, smem_address,
                         mask, count, fill, per_chunk, refusal, chunks)
+
+
+def beats_per_row(row_chunks: int, lanes: int) -> int:
+    """Beats a row of ``row_chunks`` chunks takes on ``lanes`` lanes: a beat never holds
+    chunks of two rows (:meth:`Transactions.places`)."""
+    return -(-row_chunks // lanes)
+
+
+def beat_count(rows: int, row_chunks: int, lanes: int) -> int:
+    """Beats of a copy of ``rows`` rows of ``row_chunks`` chunks each on ``lanes`` lanes."""
+    return rows * beats_per_row(row_chunks, lanes)
 
 
 def transaction_bytes(tm: TensorMap, req: Request) -> int:

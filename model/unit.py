@@ -23,11 +23,13 @@ from .errors import ErrorCode, TmaError
 from .layout import COMPLETION_FIELDS, REQUEST_FIELDS, decode_descriptor, pack_payload, unpack_payload
 from .request import Request, validate_request
 from .tensormap import TensorMap
-from .transactions import Transactions, check_built, check_unit_limits, transaction_bytes, transactions
-from .types import AccessMode, Operation
+from .transactions import Transactions, beat_count, check_built, check_unit_limits, transaction_bytes, transactions
+from .traversal import row_count
+from .types import CHUNK_BYTES, AccessMode, Operation
 
 __all__ = ["Completion", "complete", "request_from_fields", "fields_from_request", "COUNT_LIMIT",
-           "reported_bytes", "check_built", "check_unit_limits", "check", "encode_request", "decode_request"]
+           "reported_bytes", "check_built", "check_unit_limits", "check", "check_beats", "encode_request",
+           "decode_request"]
 
 #: The largest byte count a completion reports: its ``transaction_bytes`` field is 32 bits.
 #: A load's or a store's box fits shared memory, far below it. A prefetch
@@ -113,6 +115,17 @@ def check(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorC
     except TmaError as error:
         return error.code, 0
     return ErrorCode.OK, transaction_bytes(tm, req)
+
+
+def check_beats(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorCode, int, int]:
+    """:func:`check`'s status and bytes, and the beats the copy takes on ``config.lanes``
+    lanes (:meth:`.transactions.Transactions.places`; 0 on error), from the fields alone."""
+    try:
+        tm, req = _checked(image, fields, config)
+    except TmaError as error:
+        return error.code, 0, 0
+    rows = row_count(tm, req)
+    return ErrorCode.OK, rows * tm.row_pitch(), beat_count(rows, tm.row_pitch() // CHUNK_BYTES, config.lanes)
 
 
 def complete(image: bytes | None, fields: dict, config: UnitConfig) -> Completion:

@@ -26,7 +26,7 @@ from ..model.memory import merge
 from ..model.timing import slot_image
 from ..model.transactions import Transactions
 from ..model.types import Operation
-from ..model.unit import check, complete, Completion
+from ..model.unit import check_beats, complete, Completion
 from ..rtl.layouts import CompletionLayout, beat_layout, REQUEST_SLOTS_PER_LANE
 
 __all__ = ["Scenario", "LockstepChecker", "BatchChecker", "Mismatch",
@@ -220,13 +220,22 @@ def _side_expected(name: str, transactions: Transactions, fields: dict) -> int:
     return int(value)
 
 
+def _chunk_grid(t: Transactions, lanes: int) -> np.ndarray:
+    """The transaction in each lane of each beat of ``t`` (beats x lanes; -1: none)."""
+    grid = np.full((t.beats(lanes), lanes), -1, dtype=np.int64)
+    beat, lane = t.places(lanes)
+    grid[beat, lane] = np.arange(len(t))
+    return grid
+
+
 def _request_slots(t: Transactions, operation: int, lanes: int, granule: int, address_width: int) -> dict:
     """A request's beats' L2 request slots (``requests[i].field`` -> an array over its
     beats), from the model's merge (model/memory.py): the request whose lowest lane is
     ``j`` goes in slot ``2j`` if its granule is that lane's chunk's, else in ``2j + 1`` (the
     next granule: a chunk spans fewer bytes than a granule), as the beat layout places
     them (rtl/layouts.py, rtl/request_former.py); slots holding none are not valid."""
-    beats = -(-len(t) // lanes)
+    beats = t.beats(lanes)
+    chunk_at = _chunk_grid(t, lanes)
     merged = merge(t, lanes, Operation(operation), granule)
     columns = {f"requests[{i}].{name}": np.zeros(beats, dtype=np.uint64)
                for i in range(REQUEST_SLOTS_PER_LANE * lanes) for name in ("valid", "address", "sectors", "lanes")}
@@ -235,7 +244,7 @@ def _request_slots(t: Transactions, operation: int, lanes: int, granule: int, ad
     for k in range(len(merged)):
         beat, lane_mask = int(merged.beat[k]), int(merged.lanes[k])
         first = (lane_mask & -lane_mask).bit_length() - 1
-        own = (np.uint64(t.global_address[beat * lanes + first]) & address_mask) >> shift
+        own = (np.uint64(t.global_address[chunk_at[beat, first]]) & address_mask) >> shift
         address = np.uint64(merged.address[k]) & address_mask
         # granule numbers wrap as addresses do: a chunk may start below 0 (out of bounds) and
         # hold in-bounds units in granule 0
@@ -251,28 +260,28 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int, granul
                    address_width: int = 64) -> tuple[dict, np.ndarray]:
     """Every beat field (``flat``: :func:`flat_layout` of the beat layout) of every beat the
     model expects for ``requests`` (their answers: :class:`~tma_unit.model.unit.Completion`),
-    as arrays, and the index of the request each beat belongs to. Beat ``b`` of a request
-    holds its transactions ``b * lanes`` on, one a lane; the lanes past its last are empty
-    (``valid`` 0, their other fields 0). A unit with a request former of ``granule`` bytes
-    adds each beat's L2 requests (:func:`_request_slots`)."""
+    as arrays, and the index of the request each beat belongs to. A request's beats hold
+    its transactions as :meth:`~tma_unit.model.transactions.Transactions.places` places
+    them, one a lane; the lanes a beat leaves empty have ``valid`` 0 and their other
+    fields 0. A unit with a request former of ``granule`` bytes adds each beat's L2
+    requests (:func:`_request_slots`)."""
     have = [(index, answer.transactions) for index, answer in enumerate(answers)
             if answer.transactions is not None and len(answer.transactions)]
     if not have:
         return {name: np.zeros(0, dtype=np.uint64) for name, _, _ in flat}, np.zeros(0, dtype=np.int64)
     counts = np.array([len(t) for _, t in have], dtype=np.int64)
-    beats = -(-counts // lanes)
-    places = beats * lanes                                  # lane places of each request's beats
-    request_of_place = np.repeat(np.arange(len(have)), places)
-    place = np.arange(int(places.sum())) - np.repeat(np.cumsum(places) - places, places)
-    valid = place < counts[request_of_place]
-    # the transaction each lane place holds, in all requests' transactions end to end
-    taken = np.where(valid, (np.cumsum(counts) - counts)[request_of_place] + place, 0)
+    beats = np.array([t.beats(lanes) for _, t in have], dtype=np.int64)
+    # the transaction each lane place holds, in all requests' transactions end to end (-1: none)
+    taken = np.concatenate([np.where(grid >= 0, grid + first, -1) for grid, first
+                            in zip((_chunk_grid(t, lanes) for _, t in have), np.cumsum(counts) - counts)])
+    valid = taken >= 0
+    taken = np.maximum(taken, 0)
     columns = {}
     for name, _, width in flat:
         if name.startswith("lanes[0]."):        # all lanes at once, from lane 0's entry
             lane_name = name[len("lanes[0]."):]
             values = np.concatenate([_lane_expected(lane_name, t, len(t), width) for _, t in have])
-            grid = np.where(valid, values[taken], 0).reshape(-1, lanes)
+            grid = np.where(valid, values[taken], 0)
             for j in range(lanes):
                 columns[f"lanes[{j}].{lane_name}"] = grid[:, j]
         elif name == "last":
@@ -311,10 +320,10 @@ def model_answers(scenario: Scenario, drop_large: bool = False) -> list[Completi
     answers, kept = [], []
     for request in scenario.requests:
         image = slot_image(config, scenario.images, scenario.valid_slots, request["slot"])
-        status, count = check(image, request, config)
+        status, _, beats = check_beats(image, request, config)
         if status != ErrorCode.OK:
             answers.append(Completion(request["request_id"], status, 0, None))
-        elif drop_large and -(-count // (16 * config.lanes)) > MAX_CASE_BEATS:
+        elif drop_large and beats > MAX_CASE_BEATS:
             continue
         else:
             answers.append(complete(image, request, config))

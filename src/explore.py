@@ -19,7 +19,7 @@ from .model.config import UnitConfig, ALL_MODES
 from .model.errors import ErrorCode, TmaError
 from .model.memory import SMEM_BYTES_PER_CYCLE
 from .model.timing import back_end_stages, commit_cycles, predict, records_from
-from .model.unit import check
+from .model.unit import check_beats
 from .sim.cosim import ready_pattern
 from .workloads import WORKLOADS, Workload
 
@@ -147,9 +147,9 @@ def evaluate(point: Point, workloads: list, ready_probability: float = 1.0, seed
         if not work.served_by(config):
             continue                    # more descriptors, or a mode or swizzle the unit does not build
         images, valid, requests = work.stream(config)
-        checks = [check(images[r["slot"]], r, config) for r in requests]
-        moved = sum(count for _, count in checks)
-        timing = predict([records_from(status, count, config) for status, count in checks],
+        checks = [check_beats(images[r["slot"]], r, config) for r in requests]
+        moved = sum(count for _, count, _ in checks)
+        timing = predict([records_from(status, beats) for status, _, beats in checks],
                          [request_gap] * len(requests), ready, beat_queue=config.beat_queue,
                          completion_ready=completion_ready, completion_depth=config.completion_depth,
                          stages=back_end_stages(config), request_interval=config.request_interval)

@@ -106,7 +106,9 @@ def test_a_load_fetches_whole_sectors_and_a_store_writes_only_its_bytes():
 
 def _expected_requests(tm, req, lanes, granule):
     """The requests derived from the box's elements (model/traversal.py) rather than from
-    the transaction stream: each in-bounds unit's bytes, in the beat of its chunk."""
+    the transaction stream: each in-bounds unit's bytes, in the beat of its chunk (a beat
+    holds up to ``lanes`` chunks of one row: a row of ``chunks_per_row`` starts a beat
+    and takes ``ceil(chunks_per_row / lanes)``)."""
     elements = box_elements(tm, req)
     per_chunk, unit_bytes = units_per_chunk(tm), tm.info.unit_global_bytes
     rows, units = elements.global_address.shape
@@ -116,10 +118,11 @@ def _expected_requests(tm, req, lanes, granule):
         for u in range(units):
             if not elements.in_bounds[row, u]:
                 continue
-            chunk = row * chunks_per_row + u // per_chunk
+            chunk = u // per_chunk                  # in its row
+            beat = row * -(-chunks_per_row // lanes) + chunk // lanes
             for b in range(unit_bytes):
                 address = (int(elements.global_address[row, u]) + b) % (1 << 64)
-                key = (chunk // lanes, address - address % granule)
+                key = (beat, address - address % granule)
                 entry = groups.setdefault(key, [set(), set()])
                 entry[0].add(address % granule)
                 entry[1].add(chunk % lanes)
@@ -156,7 +159,7 @@ def test_wavefronts_of_chunks_in_one_bank_quad_are_the_chunk_count():
     for spacing, lanes, expected in ((128, 8, 8), (128, 4, 4), (16, 8, 1), (256, 2, 2)):
         n = 16
         t = Transactions(np.zeros(n, np.uint64), np.full(n, 16), 2, np.arange(n) * spacing, np.full(n, 0xFF),
-                         np.full(n, 8), None, 8)
+                         np.full(n, 8), None, 8, row_chunks=n)
         assert list(smem_wavefronts(t, lanes, 2, Operation.LOAD)) == [expected] * (n // lanes)
     assert list(smem_wavefronts(t, 8, 2, Operation.PREFETCH)) == [0, 0]
 
@@ -177,7 +180,9 @@ def test_wavefronts_follow_the_swizzled_chunk_addresses(mode):
 
 def test_a_destination_on_a_1024_byte_boundary_is_conflict_free_in_every_swizzle():
     table = wavefront_table((8,))
-    assert {r["worst"] for r in table if r["alignment"] == 1024} == {1}
+    # a beat is one row's chunks: rows of whole lines, or of a power of two of chunks
+    # inside one line, put every beat in one line
+    assert {r["worst"] for r in table if r["alignment"] == 1024 and (r["width"] % 128 == 0 or 128 % r["width"] == 0)} == {1}
     # a beat that straddles two lines is permuted by two lines' patterns
     assert max(r["worst"] for r in table if r["swizzle"] == "B128_ATOM_32B") == 2
 
@@ -350,22 +355,18 @@ def _48_byte_rows():
     return [(transactions(tm, Request(Operation.LOAD, (0, 0))), Operation.LOAD, 2)]
 
 
-@pytest.mark.parametrize("lanes", [1, 8])
-def test_a_coalescer_asks_for_each_row_s_sectors_once(lanes):
+def test_a_coalescer_asks_for_each_row_s_sectors_once():
     """Without a coalescer a beat's requests are its own: at lanes 1 a row's three chunks
-    ask for sectors 0, 0 and 1, 48 bytes of 96 (0.50); at lanes 8 a beat's chunks span
-    rows and a row cut by a beat boundary asks for a sector twice. A coalescer window of
-    two beats or more takes the second ask: every row's two sectors once, 48 of 64 bytes
-    (0.75); at lanes 1 with fewer requests (a row's second chunk asks for nothing new).
+    ask for sectors 0, 0 and 1, 48 bytes of 96 (0.50). A coalescer window of two beats
+    or more takes the second ask: every row's two sectors once, 48 of 64 bytes (0.75).
     A beat whose sectors were coalesced writes shared memory only after the requests it
     waits for return."""
     copies = _48_byte_rows()
-    plain, merged = memory_beats(copies, lanes, 128), memory_beats(copies, lanes, 128, coalesce=2)
+    plain, merged = memory_beats(copies, 1, 128), memory_beats(copies, 1, 128, coalesce=2)
     assert plain.used_bytes == merged.used_bytes == 64 * 48
-    if lanes == 1:
-        assert plain.sector_bytes.sum() == 64 * 3 * SECTOR_BYTES
-        assert merged.requests.sum() == 64 * 2 < plain.requests.sum() == 64 * 3
-    assert plain.sector_bytes.sum() > merged.sector_bytes.sum() == 64 * 2 * SECTOR_BYTES
+    assert plain.sector_bytes.sum() == 64 * 3 * SECTOR_BYTES
+    assert merged.requests.sum() == 64 * 2 < plain.requests.sum() == 64 * 3
+    assert merged.sector_bytes.sum() == 64 * 2 * SECTOR_BYTES
     waiting = [i for i, waits in enumerate(merged.merged_into) if waits]
     assert waiting
     run = simulate(np.arange(len(merged.requests)), merged.requests, merged.sector_bytes, merged.wavefronts,
@@ -373,6 +374,18 @@ def test_a_coalescer_asks_for_each_row_s_sectors_once(lanes):
     returned = run.returned
     for i in waiting:
         assert run.written[i] > max(int(returned[k]) for k in merged.merged_into[i])
+
+
+@pytest.mark.parametrize("lanes", [4, 8])
+def test_a_beat_holding_a_whole_row_asks_for_its_sectors_once(lanes):
+    """At lanes 4 and 8 a beat holds one whole 48-byte row (a beat never holds two rows'
+    chunks): its requests ask for each of the row's two sectors once, and a coalescer
+    has nothing left to take."""
+    copies = _48_byte_rows()
+    plain, merged = memory_beats(copies, lanes, 128), memory_beats(copies, lanes, 128, coalesce=2)
+    assert len(plain.requests) == 64
+    assert plain.sector_bytes.sum() == merged.sector_bytes.sum() == 64 * 2 * SECTOR_BYTES
+    assert not any(merged.merged_into)
 
 
 # ---- the SM around the unit: the consumer, multicast, the L2 trace -----------------------
