@@ -145,24 +145,34 @@ class AddressWindowControl(AddressControl, WindowControl):
 
 
 @bundle
-class Digits:
-    """A lane at stage A0: the digits' products."""
-    alive: Value
+class RowDigits:
+    """The beat's row at stage A0: the digits' products."""
     gather_row: Value       # gather4: which of the four rows
     pixel: list             # the im2col modes: the pixel's coordinates, dimensions 1..4
     steps: list             # digit * element stride, dimensions 1..4
-    chunk_offset: Value     # the chunk's values along dimension 0 from the row's start
-    linear: Value           # the chunk's place in the box
-    last_chunk: Value       # the row's last chunk: its kind holds fewer units
     address: list           # step addressing: the row address's terms from the walk (else none)
 
 
 @bundle
-class Coordinates:
-    """A lane at stage A1: the chunk's coordinates and kind."""
-    address: list
+class Digits:
+    """A lane at stage A0: its chunk of the row."""
     alive: Value
-    coords: list            # dimensions 1..4
+    chunk_offset: Value     # the chunk's values along dimension 0 from the row's start
+    linear: Value           # the chunk's place in the box
+    last_chunk: Value       # the row's last chunk: its kind holds fewer units
+
+
+@bundle
+class RowCoordinates:
+    """The row at stage A1: its coordinates in dimensions 1..4."""
+    coords: list
+    address: list
+
+
+@bundle
+class Coordinates:
+    """A lane at stage A1: the chunk's dimension-0 coordinate and kind."""
+    alive: Value
     first_value: Value      # dimension 0: the value coordinate of the chunk's first unit
     units: Value
     live: Value             # the mask of the chunk's units (0 in a dead lane)
@@ -171,9 +181,15 @@ class Coordinates:
 
 
 @bundle
-class Placed:
-    """A lane at stages A2 and A3: bounds, the swizzled address, the address's terms."""
+class RowPlaced:
+    """The row at stages A2 and A3: inside dimensions 1..4, the address's terms."""
     inside: Value           # a bit per dimension 1..4
+    terms: list             # the row address's: base and the partial products
+
+
+@bundle
+class Placed:
+    """A lane at stages A2 and A3: its window in dimension 0, the swizzled address."""
     window: UnitWindow
     alive: Value
     units: Value
@@ -181,17 +197,22 @@ class Placed:
     length: Value
     first_unit: Value
     smem_address: Value
-    terms: list             # the global address's: base and the partial products
+
+
+@bundle
+class RowBounded:
+    """The row at stage B1: inside dimensions 1..4, the address's terms."""
+    inside: Value
+    terms: list
 
 
 @bundle
 class Addressed:
-    """A lane at stage B2 (and at the queue, stage C): the address's terms, the mask."""
+    """A lane at stage B2 (and at the queue, stage C)."""
     alive: Value
     units: Value
     length: Value
     smem_address: Value
-    terms: list
 
 
 @bundle
@@ -199,13 +220,13 @@ class Bounded(Addressed):
     """A lane at stage B1: the units' bounds in pieces, the dimension-0 offset."""
     low_ok: Value
     high_ok: Value
-    inside: Value           # inside dimensions 1..4
     dim0_offset: Value      # the first unit's bytes from the row's start
 
 
 @bundle
 class Masked(Addressed):
     mask: Value             # a bit per unit: in bounds
+    term: Value             # the lane's term of the address: its dimension-0 offset, with a row term
 
 
 def _clear_coordinates(in_rank, gather, prefetch):
@@ -262,7 +283,8 @@ class Datapath(wiring.Component):
         coordinates, address = self._beat_table(m)
         ctl = Control(valid=self.walk.valid, is_beat=record.is_beat, last=record.last,
                       has_completion=record.has_completion, completion=record.completion)
-        ctl, lanes = stage["a0"](ctl, "ctl"), stage["a0"](self._digit_products(m), "lane")
+        row, lanes = self._digit_products(m)
+        ctl, row, lanes = stage["a0"](ctl, "ctl"), stage["a0"](row, "row"), stage["a0"](lanes, "lane")
         # the constants of A1, read as the walker emits the record (by the tag of the job
         # it walks), and of A2 on, read as the record is in the walk register; each read
         # registered, cleared by the record's bits in the stage before
@@ -272,14 +294,16 @@ class Datapath(wiring.Component):
         carried = stage["a0"](carried, "carried")
         address = self._read_table(m, stage["a1"], address, record.tag, "address",
                                    _clear_address(carried.in_rank, carried.prefetch))
-        ctl, lanes = self._coordinates(stage["a1"], ctl, coordinates, carried, lanes)
-        ctl, lanes = self._bounds_and_products(stage["a2"], extend(AddressWindowControl, ctl, address=address), lanes)
+        ctl, row, lanes = self._coordinates(stage["a1"], ctl, coordinates, carried, row, lanes)
+        ctl, row, lanes = self._bounds_and_products(stage["a2"], extend(AddressWindowControl, ctl, address=address),
+                                                    row, lanes)
         # stage A3: the products arrive; every unit's offset from the chunk's first value,
         # from the job alone
         offsets = [small_product(ctl.address.value_step, Const(u, 4)) for u in range(16)]
-        ctl, lanes, offsets = stage["a3"](ctl, "ctl"), stage["a3"](lanes, "lane"), stage["a3"](offsets, "offset")
-        ctl, lanes = self._adder_tree(stage["b1"], stage["b2"], ctl, lanes, offsets)
-        head, has_completion, taken, fifo = self._beat_queue(m, ctl, lanes)
+        ctl, row, lanes = stage["a3"](ctl, "ctl"), stage["a3"](row, "row"), stage["a3"](lanes, "lane")
+        offsets = stage["a3"](offsets, "offset")
+        ctl, row_terms, lanes = self._adder_tree(stage["b1"], stage["b2"], ctl, row, lanes, offsets)
+        head, has_completion, taken, fifo = self._beat_queue(m, ctl, row_terms, lanes)
         self._credits(m, taken)
         self._completions(m, head, has_completion, taken, fifo)
         return m
@@ -320,113 +344,126 @@ class Datapath(wiring.Component):
         return stage.adopt(register)
 
     def _digit_products(self, m):
-        """Stage A0: ``digit * element stride`` in dimensions 1..4 (strides are 1..8:
-        shifted adds) and the chunk's offset along dimension 0 (shifted adds too)."""
-        walk, lanes = self.walk.record, []
-        constants, steps = walk.carried, self.config.steps_addresses
-        for j in range(self.config.lanes):
-            digits = walk.lane_digits[j]
-            width = len(digits[0]) + len(constants.chunk_values)
+        """Stage A0: the row's ``digit * element stride`` in dimensions 1..4 (strides are
+        1..8: shifted adds); each lane's chunk of the row, ``digit0 * lanes + j``, and
+        its offset along dimension 0 (shifted adds too). Returns the row and the lanes."""
+        config, walk = self.config, self.walk.record
+        digits, constants = walk.digits, walk.carried
+        row = RowDigits(
+            gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
+            pixel=[walk.pixel[i] for i in range(PIXEL_DIMENSIONS)],
+            steps=[small_product(digits[d], constants.element_strides[d - 1]) for d in range(1, len(digits))],
+            # step addressing: the row address's terms, one adder level a stage from here
+            address=add_pairs([walk.address[t].as_signed() for t in range(len(walk.address))],
+                              config.address_width) if config.steps_addresses else [])
+        lanes = []
+        for j in range(config.lanes):
+            chunk = Cat(Const(j, config.lanes.bit_length() - 1), digits[0])       # the row's chunk
+            width = len(chunk) + len(constants.chunk_values)
             # shifted adds, no DSP block (chunk_values has few bits set)
-            chunk_offset = carry_save_sum(m, [Mux(constants.chunk_values[b], digits[0] << b, 0)
+            chunk_offset = carry_save_sum(m, [Mux(constants.chunk_values[b], chunk << b, 0)
                                               for b in range(len(constants.chunk_values))], width,
                                           f"lane{j}_chunk_offset")
             lanes.append(Digits(
-                alive=walk.lane_alive[j], gather_row=digits[1][:(GATHER_ROWS - 1).bit_length()],
-                pixel=[walk.lane_pixel[j][i] for i in range(PIXEL_DIMENSIONS)],
-                steps=[small_product(digits[d], constants.element_strides[d - 1]) for d in range(1, len(digits))],
+                # lane 0 is the row's; the others hold a chunk where the row has one
+                alive=walk.alive & (chunk <= constants.last_chunk) if j else walk.alive,
                 chunk_offset=chunk_offset,
-                linear=walk.beat_index * self.config.lanes + j,
-                last_chunk=digits[0] == constants.last_chunk,
-                # step addressing: the row address's terms, one adder level a stage from here
-                address=add_pairs([walk.lane_address[j][t].as_signed() for t in range(len(walk.lane_address[j]))],
-                                  self.config.address_width) if steps else []))
-        return lanes
+                linear=walk.first_chunk + j if config.lanes > 1 else walk.beat_index,
+                last_chunk=chunk == constants.last_chunk))
+        return row, lanes
 
-    def _coordinates(self, a1, ctl, beat, carried, lanes):
-        """Stage A1: ``start`` plus the products in dimensions 1..4 (gather4: the row the
-        digit picks; the im2col modes: the walker's pixel coordinates), the value
-        coordinate of the chunk's first unit along dimension 0, the chunk's kind (units,
-        their mask and bytes: the job's full or last chunk), its place in the dense
-        shared-memory image (``beat``: the job's constants, ``coordinate_constants_layout``;
-        ``carried``: the record's ``carried_constants_layout``, registered at A0)."""
+    def _coordinates(self, a1, ctl, beat, carried, row, lanes):
+        """Stage A1: the row's ``start`` plus the products in dimensions 1..4 (gather4:
+        the row the digit picks; the im2col modes: the walker's pixel coordinates); each
+        lane's value coordinate of its chunk's first unit along dimension 0, the chunk's
+        kind (units, their mask and bytes: the job's full or last chunk), its place in
+        the dense shared-memory image (``beat``: the job's constants,
+        ``coordinate_constants_layout``; ``carried``: the record's
+        ``carried_constants_layout``, registered at A0)."""
         rows = Array(beat.start[k] for k in range(1, len(beat.start)))      # gather4's rows
+        coords = []
+        for d, step in enumerate(row.steps, 1):
+            coordinate = beat.start[d] + step
+            if self.config.builds("gather4"):
+                coordinate = Mux(carried.gather, rows[row.gather_row] if d == 1 else 0, coordinate)
+            if self.config.builds_im2col_family:
+                coordinate = Mux(beat.pixel_mode, row.pixel[d - 1], coordinate)
+            coords.append(coordinate[:34].as_signed())
         out = []
         for rec in lanes:
-            coords = []
-            for d, step in enumerate(rec.steps, 1):
-                coordinate = beat.start[d] + step
-                if self.config.builds("gather4"):
-                    coordinate = Mux(carried.gather, rows[rec.gather_row] if d == 1 else 0, coordinate)
-                if self.config.builds_im2col_family:
-                    coordinate = Mux(beat.pixel_mode, rec.pixel[d - 1], coordinate)
-                coords.append(coordinate[:34].as_signed())
             kind = beat.chunks[rec.last_chunk]
             out.append(Coordinates(
-                address=add_pairs(rec.address, self.config.address_width), alive=rec.alive, coords=coords,
-                first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
+                alive=rec.alive, first_value=(beat.start[0] + rec.chunk_offset)[:34].as_signed(),
                 units=kind.units, live=kind.live & rec.alive.replicate(16), length=kind.length,
                 # a prefetch touches no shared memory: its beats carry address 0
                 smem_dense=Mux(carried.prefetch, 0, beat.smem_base + (rec.linear << 4))[:self.config.smem_address_width]))
         ctl = extend(WindowControl, ctl, dim0_less_window=(beat.dim0 - WINDOW).as_signed())
-        return a1(ctl, "ctl"), a1(out, "lane")
+        row = RowCoordinates(coords=coords, address=add_pairs(row.address, self.config.address_width))
+        return a1(ctl, "ctl"), a1(row, "row"), a1(out, "lane")
 
-    def _bounds_and_products(self, a2, ctl, lanes):
-        """Stage A2: whether the chunk is inside dimensions 1..4 and the window of its
-        units inside dimension 0 (:mod:`.oob`), the swizzled shared-memory address (PTX
-        5.5.7), the first unit's index; the products ``coordinate * stride`` (34-bit
-        signed by 40-bit strides whose low 4 bits are 0, modulo 2^address_width) as 18x18
-        partial products in DSP blocks whose operand registers are A2's and whose product
-        registers are A3's (and the stride's top 2 bits' in logic, registered alike): the
-        operands come from A1's registers, so the route into a block is a path of its own,
-        with no logic before it, and the route out of it another."""
+    def _bounds_and_products(self, a2, ctl, row, lanes):
+        """Stage A2: whether the row is inside dimensions 1..4 and the window of each
+        lane's units inside dimension 0 (:mod:`.oob`), each lane's swizzled shared-memory
+        address (PTX 5.5.7) and first unit's index; the row's products ``coordinate *
+        stride`` (34-bit signed by 40-bit strides whose low 4 bits are 0, modulo
+        2^address_width) as 18x18 partial products in DSP blocks whose operand registers
+        are A2's and whose product registers are A3's (and the stride's top 2 bits' in
+        logic, registered alike): the operands come from A1's registers, so the route
+        into a block is a path of its own, with no logic before it, and the route out of
+        it another."""
         constants, width = ctl.address, self.config.address_width
-        out = []
-        for a in lanes:
-            if self.config.steps_addresses:     # the walker's row address: no product
-                terms = add_pairs(a.address, width)
-            else:
-                terms = [constants.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product,
-                                                                             STRIDE_ZERO_BITS)
-                                                            for coordinate, stride in zip(a.coords, constants.strides)),
-                                                           [])
-            out.append(Placed(
-                inside=inside_dimensions(a.coords, [constants.dims[d] for d in range(1, len(constants.dims))]),
-                window=unit_window(a.first_value, constants.dims[0], ctl.dim0_less_window),
-                alive=a.alive, units=a.units, live=a.live, length=a.length,
-                first_unit=a.first_value >> constants.values_per_unit_log2,
-                smem_address=swizzle_address(a.smem_dense, constants.swizzle, self.config.built_swizzles),
-                terms=terms))
-        return a2(narrow(AddressControl, ctl), "ctl"), a2(out, "lane")
+        if self.config.steps_addresses:     # the walker's row address: no product
+            terms = add_pairs(row.address, width)
+        else:
+            terms = [constants.base.as_signed()] + sum((partial_products(coordinate, stride, width, a2.product,
+                                                                         STRIDE_ZERO_BITS)
+                                                        for coordinate, stride in zip(row.coords, constants.strides)),
+                                                       [])
+        placed = RowPlaced(inside=inside_dimensions(row.coords, [constants.dims[d] for d in range(1, len(constants.dims))]),
+                           terms=terms)
+        out = [Placed(window=unit_window(a.first_value, constants.dims[0], ctl.dim0_less_window),
+                      alive=a.alive, units=a.units, live=a.live, length=a.length,
+                      first_unit=a.first_value >> constants.values_per_unit_log2,
+                      smem_address=swizzle_address(a.smem_dense, constants.swizzle, self.config.built_swizzles))
+               for a in lanes]
+        return a2(narrow(AddressControl, ctl), "ctl"), a2(placed, "row"), a2(out, "lane")
 
-    def _adder_tree(self, b1, b2, ctl, lanes, offsets):
-        """Stages B1 and B2: the global address's adder tree, one level in B1 (its inputs
+    def _adder_tree(self, b1, b2, ctl, row, lanes, offsets):
+        """Stages B1 and B2: the row address's adder tree, one level in B1 (its inputs
         come from the DSP blocks' product registers, and the route from a block is most
-        of the stage: docs/fpga.md, "Clock speed"), two in B2, the dimension-0 offset a
-        term from B2 on; in B1 the units' bounds (two compares of every unit's offset with
-        the window) and the AND of dimensions 1..4's bits, in B2 the in-bounds mask."""
+        of the stage: docs/fpga.md, "Clock speed"), two in B2, where each lane's
+        dimension-0 offset joins it as a term of its own; in B1 the units' bounds (two
+        compares of every unit's offset with the window) and the AND of dimensions
+        1..4's bits, in B2 the in-bounds mask. Returns the control, the row's terms and
+        the lanes (each with one term)."""
         constants, width = ctl.address, self.config.address_width
         bounded = []
         for lane in lanes:
             bounds = [unit_bounds(lane.window, offsets[u]) for u in range(16)]
             bounded.append(Bounded(
                 alive=lane.alive, units=lane.units, length=lane.length, smem_address=lane.smem_address,
-                terms=add_pairs(lane.terms, width),
                 low_ok=Cat(lane.live[u] & low for u, (low, _) in enumerate(bounds)),
-                high_ok=Cat(high for _, high in bounds), inside=lane.inside.all(),
+                high_ok=Cat(high for _, high in bounds),
                 dim0_offset=sparse_product(lane.first_unit, constants.unit_global_bytes, UNIT_BYTES)[:width].as_signed()))
-        ctl, lanes = b1(ctl, "ctl"), b1(bounded, "lane")
+        row = RowBounded(inside=row.inside.all(), terms=add_pairs(row.terms, width))
+        ctl, row, lanes = b1(ctl, "ctl"), b1(row, "row"), b1(bounded, "lane")
+        # two levels: the row's terms among themselves, but for an odd one out, which
+        # the lane's offset joins at the second
+        level = add_pairs(row.terms, width)
+        joins = level[-1:] if len(level) % 2 else []
+        shared = add_pairs(level[:len(level) - len(joins)], width)
         masked = [Masked(alive=lane.alive, units=lane.units, length=lane.length, smem_address=lane.smem_address,
-                         terms=add_pairs(add_pairs(lane.terms + [lane.dim0_offset], width), width),
-                         mask=lane.low_ok & lane.high_ok & lane.inside.replicate(16))
+                         term=add_pairs(joins + [lane.dim0_offset], width)[0],
+                         mask=lane.low_ok & lane.high_ok & row.inside.replicate(16))
                   for lane in lanes]
-        assert all(len(lane.terms) <= 4 for lane in masked), "the adder tree needs another stage"
-        return b2(ctl, "ctl"), b2(masked, "lane")
+        assert len(shared) + 1 <= 4, "the adder tree needs another stage"
+        return b2(ctl, "ctl"), b2(shared, "row"), b2(masked, "lane")
 
-    def _beat_queue(self, m, ctl, lanes):
-        """Stage C: the last terms of the global address (carry-save adders and one carry
-        chain), into the beat queue, whose head is the beat stream. Returns the head and
-        whether it leaves this cycle, and the completion queue."""
+    def _beat_queue(self, m, ctl, row_terms, lanes):
+        """Stage C: the last terms of the global address, the row's and the lane's
+        (carry-save adders and one carry chain), into the beat queue, whose head is the
+        beat stream. Returns the head and whether it leaves this cycle, and the
+        completion queue."""
         config = self.config
         queued = Signal(queued_layout(config, 0))
         constants = ctl.address
@@ -439,7 +476,10 @@ class Datapath(wiring.Component):
         for j, (b, lane) in enumerate(zip(lanes, queued.beat.lanes)):
             m.d.comb += [
                 lane.valid.eq(b.alive),
-                lane.global_address.eq(carry_save_sum(m, b.terms, config.address_width, f"lane{j}_global_address")),
+                # the row's terms first: the first carry-save adder, on those alone, is
+                # the same in every lane, and Yosys keeps one (opt_merge)
+                lane.global_address.eq(carry_save_sum(m, row_terms + [b.term], config.address_width,
+                                                      f"lane{j}_global_address")),
                 lane.global_length.eq(Mux(b.alive, b.length, 0)),
                 lane.smem_address.eq(b.smem_address),
                 lane.mask.eq(b.mask),

@@ -273,7 +273,8 @@ class Radices(InFlight):
     extents: list       # stride[i-1] * dim[i], i = 1..3
     span_terms: list    # the tensor's last byte, in terms
     radices: list       # the odometer's, digit 0 first
-    saturated: list     # the radices, saturated at lanes + 1
+    saturated: list     # the radices, saturated at 2
+    padded_terms: list  # the lane places the box's rows leave empty: rows * pad, in terms
     other_terms: list   # the box's bytes for other_rows, in DSP products
     tiled_terms: list   # the box's bytes for a tiled box's rows
     chunk_kinds: list   # ChunkKind: a row's full chunk and its last
@@ -288,6 +289,7 @@ class Checked(InFlight):
     chunk_kinds: list
     broken: Value       # a bit per rule of rule_list
     box_terms: list
+    padded_terms: list
     span_terms: list
     prefixes: list      # the mixed radix's place values (place_values)
     pixel_roles: PixelRoles
@@ -303,6 +305,7 @@ class SetUp:
     groups: list        # per group of RULE_GROUP rules: (broken?, first code)
     room: SmemRoom
     box_bytes: Value
+    padded: Value       # the lane places the box's rows leave empty
     last_byte: Value    # the tensor's last byte, signed (per request)
     checked_wraps: Value    # ADDRESS_WRAP found at commit (else 0)
 
@@ -470,7 +473,13 @@ class FrontEnd(wiring.Component):
         # the whole 64-bit address: its bits at or above address_width make the tensor
         # wrap too (ADDRESS_WRAP), so none is cut off before the test
         base_term = Cat(d.global_address, 0).as_signed()
-        radices = ([d.row_chunks, Mux(pixel_mode, rows, Mux(gather, GATHER_ROWS, d.counts[1]))]
+        # digit 0 counts a row's beats: a beat holds up to `lanes` chunks of one row
+        # (docs/architecture.md, "Beats"), so a row of row_chunks takes ceil(row_chunks /
+        # lanes), and leaves `pad` lane places of its last beat empty
+        lanes_log2 = config.lanes.bit_length() - 1
+        pad = (-d.row_chunks)[:lanes_log2]
+        radices = ([(d.row_chunks + config.lanes - 1) >> lanes_log2,
+                    Mux(pixel_mode, rows, Mux(gather, GATHER_ROWS, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, MAX_RANK)])
         radices = [Value.cast(radix)[:RADIX_WIDTH] for radix in radices]
 
@@ -489,7 +498,8 @@ class FrontEnd(wiring.Component):
             # unit that checks at commit: its ADDRESS_WRAP bit comes with the snapshot)
             span_terms=[] if config.checks_at_commit else add_pairs(r.span_terms + [d.dim0_last, base_term],
                                                                     SPAN_WIDTH),
-            radices=radices, saturated=[saturate(radix, config.lanes) for radix in radices],
+            radices=radices, saturated=[saturate(radix, 1) for radix in radices],
+            padded_terms=[Mux(pad[b], Value.cast(rows) << b, 0) for b in range(lanes_log2)],
             other_terms=products(r.other_rows, d.row_pitch), tiled_terms=products(d.box_rows_tiled, d.row_pitch),
             chunk_kinds=[chunk_kind(Const(1, 5) << d.units_per_chunk_log2, d.unit_global_bytes),
                          chunk_kind(d.last_chunk_units, d.unit_global_bytes)]), None)
@@ -516,8 +526,8 @@ class FrontEnd(wiring.Component):
             broken=Cat(condition for condition, _ in rules),
             box_terms=[Mux(gather | pixel_mode, other, tiled) for other, tiled
                        in zip_longest(r.other_terms, r.tiled_terms, fillvalue=0)],
-            span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
-            prefixes=place_values(m, r.saturated, self.config.lanes),
+            padded_terms=r.padded_terms, span_terms=add_pairs(r.span_terms, SPAN_WIDTH),
+            prefixes=place_values(m, r.saturated, 1),
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds), tag=tag_next), None), rules, tag_next
 
     def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
@@ -538,6 +548,7 @@ class FrontEnd(wiring.Component):
                   for start in range(0, len(codes), RULE_GROUP)]
         return stage[9](SetUp(valid=r.valid, request=r.request, job=job, groups=groups, room=r.room,
                               box_bytes=sum_terms(r.box_terms, BOX_BYTES_WIDTH),
+                              padded=sum_terms(r.padded_terms, BOX_BYTES_WIDTH) if r.padded_terms else 0,
                               last_byte=sum_terms(r.span_terms, SPAN_WIDTH).as_signed() if r.span_terms else 0,
                               checked_wraps=r.checked.wraps if self.config.checks_at_commit else 0), None)
 
@@ -552,17 +563,17 @@ class FrontEnd(wiring.Component):
         job = Signal.like(r.job, name="s9_job_ahead")
         m.d.comb += [job.eq(r.job), *pixel_walk_ahead(r.job.pixels, job.pixels)]
         if steps is not None:
-            m.d.comb += stepping.job_fields(m, job.address, steps, r.job.lane_digits, r.job.step_digits, config)
+            m.d.comb += stepping.job_fields(m, job.address, steps, r.job.step_digits, config)
             if config.builds_im2col_family:
                 m.d.comb += stepping.pixel_job_fields(job.pixels, steps, config)
-        beat_bits = (16 * config.lanes).bit_length() - 1        # a beat's bytes, log2
         return stage[10](Limits(
             valid=r.valid, job=job, any_broken=any_broken, first_code=first_code, box_bytes=r.box_bytes,
             overflows=smem_overflows(r.request, r.box_bytes, r.room),
-            beats=((r.box_bytes >> 4) + config.lanes - 1) >> (config.lanes.bit_length() - 1),
-            # one beat: at most a beat's bytes (a box has at least one chunk), by zero
-            # tests beside the beat count's add, not a compare behind it
-            one_beat=(r.box_bytes[beat_bits:] == 0) | (r.box_bytes == 1 << beat_bits),
+            # the beats: the box's chunks and the lane places its rows leave empty, a beat's
+            # lanes at a time
+            beats=((r.box_bytes >> 4) + r.padded) >> (config.lanes.bit_length() - 1),
+            # one beat: the odometer's first step ends the box (the set-up's place values)
+            one_beat=r.job.step_overflow,
             wraps=r.checked_wraps if config.checks_at_commit else address_wraps(r.last_byte, config)), None)
 
     def _job_register(self, m, r: Limits, skid_valid, advance):
@@ -604,18 +615,13 @@ class FrontEnd(wiring.Component):
         return free, [(self.job.valid, held), (skid_valid, skid)]
 
     def _walk_setup(self, m, job, r: Checked):
-        """The job's walk: radices, the lanes' start digits and the step's."""
-        lanes = self.config.lanes
+        """The job's walk: the radices, and the step (one beat: 1 in their mixed radix)."""
         m.d.comb += [job.radix[i].eq(radix) for i, radix in enumerate(r.radices)]
-        step_digits, step_overflow = mixed_radix(m, lanes, r.radices, r.prefixes, "step")
-        m.d.comb += job.step_overflow.eq(step_overflow)
+        step_digits, step_overflow = mixed_radix(m, 1, r.radices, r.prefixes, "step")
+        m.d.comb += [job.step_overflow.eq(step_overflow), job.row_pad.eq((-r.d.row_chunks)[:len(job.row_pad)])]
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
                          job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]
-        for lane in range(lanes):
-            digits, overflow = mixed_radix(m, lane, r.radices, r.prefixes, f"lane{lane}")
-            m.d.comb += job.lane_alive[lane].eq(~overflow)
-            m.d.comb += [job.lane_digits[lane][i].eq(digit) for i, digit in enumerate(digits)]
 
     @staticmethod
     def _carried_constants(m, carried, r: Checked):

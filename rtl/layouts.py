@@ -165,9 +165,15 @@ COUNT_WIDTH = COUNT_LIMIT.bit_length()
 
 def beats_width(config: UnitConfig) -> int:
     """Bits of a job's beat count: a box of any legal size (a prefetch may name 2^43
-    bytes) at ``config.lanes`` chunks a beat."""
-    chunks = ((1 << BOX_BYTES_WIDTH) - 1) >> 4
-    return (-(-chunks // config.lanes)).bit_length()
+    bytes), whose rows may be a chunk each, so a beat each at any lane count."""
+    return (((1 << BOX_BYTES_WIDTH) - 1) >> 4).bit_length()
+
+
+def chunk_index_width(config: UnitConfig) -> int:
+    """Bits of a chunk's place in the box's dense shared-memory image, in chunks: the
+    shared-memory address's bits above a chunk's 4 (a prefetch's image, which may be
+    larger, has no shared-memory address)."""
+    return config.smem_address_width - 4
 
 
 #: Parts of a stepped im2col row address (``pixel_state_layout``): dimensions 1..4
@@ -185,11 +191,11 @@ def steps_pixels(config: UnitConfig | None) -> bool:
 
 def address_layout(config: UnitConfig) -> data.StructLayout:
     """A job's step constants (``UnitConfig.addressing == "step"``, tiled and gather4,
-    :mod:`.stepping`): the box's first row address, each lane's offset from it and the
-    beat's (``offsets[j - 1]``: lane j's first chunk, j = 1..lanes; lane ``lanes``'s is
-    the beat's step ``K``), the carries' deltas ``T``, gather4's four row addresses."""
+    :mod:`.stepping`): the box's first row address, the step's offset ``K`` (a beat's
+    step: one along digit 0, the row's beats), the carries' deltas ``T``, gather4's
+    four row addresses."""
     width = config.address_width
-    fields = {"start": width, "offsets": data.ArrayLayout(width, config.lanes), "carry": data.ArrayLayout(width, CARRIES)}
+    fields = {"start": width, "step": width, "carry": data.ArrayLayout(width, CARRIES)}
     if config.builds("gather4"):
         fields["gather"] = data.ArrayLayout(width, GATHER_ROWS)
     return data.StructLayout(fields)
@@ -246,11 +252,13 @@ def pixel_walk_layout(config: UnitConfig | None = None) -> data.StructLayout:
 def job_layout(config: UnitConfig) -> data.StructLayout:
     """One accepted request, checked and set up: what the walker and the datapath need.
 
-    The walker steps every lane's odometer by ``lanes`` chunks a beat: ``step_digits`` is
-    ``lanes`` written in the odometer's mixed radix, ``lane_digits[j]`` lane ``j``'s start,
-    ``step_safe`` the largest digit that takes its step without wrapping.
-    ``beats`` is the records the job makes (``ceil(chunks / lanes)``; 1 for a rejected
-    request), so the walker knows its last one from a counter, not from the odometer.
+    The walker steps one odometer a beat, from 0: digit 0 counts a row's beats (a beat
+    holds up to ``lanes`` chunks of one row, docs/architecture.md, "Beats"), the others
+    the box's rows. ``step_digits`` is 1 written in the odometer's mixed radix,
+    ``step_safe`` the largest digit that takes its step without wrapping, ``row_pad`` the
+    lane places a row's last beat leaves empty. ``beats`` is the records the job makes
+    (rows times beats a row; 1 for a rejected request), so the walker knows its last one
+    from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
 
     Of the job's beat constants only those the datapath's first stage reads are in it
@@ -268,9 +276,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "radix": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_safe": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),     # radix - step - 1
-        "step_overflow": 1,         # lanes >= chunks in the box: one step ends every lane
-        "lane_digits": data.ArrayLayout(data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS), config.lanes),
-        "lane_alive": unsigned(config.lanes),
+        "step_overflow": 1,         # the box is one beat: one step ends the walk
+        "row_pad": unsigned(config.lanes.bit_length() - 1),
         "pixels": pixel_walk_layout(config),
         "tag": unsigned(beat_tag_width(config)),
         "carried": carried_constants_layout(config),

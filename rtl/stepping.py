@@ -1,5 +1,5 @@
-"""Step addressing (``UnitConfig.addressing == "step"``): every lane's global address is
-its last one plus a delta, and the products an address needs are made once per job, at
+"""Step addressing (``UnitConfig.addressing == "step"``): a beat's row address is the
+last beat's plus a delta, and the products an address needs are made once per job, at
 its set-up in the front end, by a few DSP blocks the lanes share (docs/addressing.md).
 
 A chunk's address is ``base + sum(coordinate[i] * stride[i]) + dim-0 offset`` (PTX 5.5.3,
@@ -9,11 +9,11 @@ what the step replaces is the sum over dimensions 1..4, the *row address*:
 * **Tiled.** Dimension i's coordinate is ``start[i] + digit[i] * e[i]`` (``e``: the
   element stride), so the row address is ``A0 + sum(digit[i] * S[i])`` with ``S[i] =
   e[i] * stride[i]`` and ``A0`` the box's first row. When the odometer steps by the
-  ``k`` chunks of a beat, digit i becomes ``x + k[i] + c[i-1] - R[i] * c[i]`` (``c``:
+  ``k`` of a beat (the digits of 1), digit i becomes ``x + k[i] + c[i-1] - R[i] * c[i]`` (``c``:
   the carries, ``R``: the radices), so the row address moves by ``K + sum(c[i] * T[i])``
   over the carries out of digits 0..3, with ``K = sum(k[i] * S[i])``, ``T[0] = S[1]`` and
-  ``T[i] = S[i+1] - R[i] * S[i]``: job constants. Lane j starts at ``A0 + offset[j]``,
-  ``offset[j] = sum(digit_j[i] * S[i])`` over its start digits (the digits of j).
+  ``T[i] = S[i+1] - R[i] * S[i]``: job constants. The walk starts at ``A0``; a beat's
+  step is 1 (digit 0 counts a row's beats), so ``k`` is the digits of 1.
 * **Gather4.** A row's address is one of four, ``base + row[r] * stride[1]``, picked by
   digit 1.
 * **The im2col modes.** The pixel walk keeps, beside each position, its part of the
@@ -26,7 +26,7 @@ The set-up's products: ``coordinate[i] * stride`` (dimensions 1..4; gather4: eac
 stride[1]), ``offset[i] * stride[i]`` and ``lower corner[i] * stride[i]`` (the im2col
 offsets, spatial dimensions 1..3) and ``R[i] * S[i]`` (i = 1..3): 18x18 pieces in DSP
 blocks whose registers are the front end's stages 4 and 5 (5 and 6 for ``R * S``), their
-sums one adder level a stage, finished in stage 10 beside the lanes' offsets.
+sums one adder level a stage, finished in stage 10 beside the step's offset ``K``.
 """
 
 from amaranth.hdl import Mux, Cat, Value
@@ -43,7 +43,7 @@ __all__ = ["row_term_count", "StepSums", "launch", "launch_wraps", "level", "job
 
 
 def row_term_count(config: UnitConfig) -> int:
-    """Terms of a lane's row address on the walk: the stepped address, or, where an
+    """Terms of a beat's row address on the walk: the stepped address, or, where an
     im2col mode is built, the pixel walk's five parts."""
     return PIXEL_PARTS if config.builds_im2col_family else 1
 
@@ -118,22 +118,14 @@ def _total(terms, width):
     return sum_terms(terms, width)[:width]
 
 
-def job_fields(m, address, sums: StepSums, lane_digits, step_digits, config: UnitConfig) -> list:
+def job_fields(m, address, sums: StepSums, step_digits, config: UnitConfig) -> list:
     """Assignments that set a job's step constants (``address_layout``) from the sums
-    (their last adder level) and the walk's digits: the lanes' offsets and ``K`` as
-    ``sum(digit[i] * S[i])`` (digits of at most ``lanes``: shifted adds, summed by
-    carry-save adders of ``m``)."""
+    (their last adder level) and the step's digits: ``K = sum(k[i] * S[i])`` (the digits
+    of 1: a bit each, so a choice of ``S[i]``, summed by carry-save adders of ``m``)."""
     width = config.address_width
-
-    def offset(digits, j, name):
-        # a digit of j is at most j: only its low j.bit_length() bits can be set
-        terms = [Mux(Value.cast(digit)[b], Value.cast(s) << b, 0)[:width]
-                 for digit, s in zip(digits[1:], sums.element) for b in range(j.bit_length())]
-        return carry_save_sum(m, terms, width, name)
-
-    out = [address.start.eq(_total(sums.tiled, width))]
-    out += [address.offsets[j - 1].eq(offset(lane_digits[j], j, f"lane{j}_offset")) for j in range(1, config.lanes)]
-    out.append(address.offsets[config.lanes - 1].eq(offset(step_digits, config.lanes, "step_offset")))
+    terms = [Mux(Value.cast(digit)[0], s, 0)[:width] for digit, s in zip(step_digits[1:], sums.element)]
+    out = [address.start.eq(_total(sums.tiled, width)),
+           address.step.eq(carry_save_sum(m, terms, width, "step_offset"))]
     s = sums.element
     out += [address.carry[0].eq(s[0])]
     out += [address.carry[i].eq(s[i] - _total(sums.wraps[i - 1], width)) for i in range(1, CARRIES)]
@@ -150,17 +142,16 @@ def pixel_job_fields(walk, sums: StepSums, config: UnitConfig) -> list:
             + [walk.address_step[i].eq(step) for i, step in enumerate(sums.pixel_step)])
 
 
-def carry_terms(address, pattern, first, lane_offset, config: UnitConfig) -> list:
-    """The terms of a lane's step: ``K`` plus the deltas of the carries in ``pattern``
-    (a bit per carry out of digits 0..3), or, on a job's first beat (``first``), the
-    lane's offset from the box's first row."""
+def carry_terms(address, pattern, first, config: UnitConfig) -> list:
+    """The terms of a beat's step: ``K`` plus the deltas of the carries in ``pattern``
+    (a bit per carry out of digits 0..3), or none on a job's first beat (``first``)."""
     width = config.address_width
-    return ([Mux(first, lane_offset, address.offsets[config.lanes - 1])]
+    return ([Mux(first, 0, address.step)[:width]]
             + [Mux(pattern[i], address.carry[i], 0)[:width] for i in range(CARRIES)])
 
 
 def row_terms(stepped, parts, pixel_mode) -> list:
-    """A lane's row-address terms on the walk (:func:`row_term_count`): the stepped
+    """A beat's row-address terms on the walk (:func:`row_term_count`): the stepped
     address, or in a pixel mode the pixel walk's parts (``parts``, none where no im2col
     mode is built)."""
     if not parts:

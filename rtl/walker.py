@@ -1,23 +1,21 @@
 """The coordinate iterator: walks a job's box in the transaction order of
-docs/transactions.md, ``lanes`` chunks a cycle.
+docs/transactions.md, a beat a cycle.
 
-The box is an odometer of five digits: the chunk within the row (radix: chunks per row),
-then the box's dimensions 1..4 (radix: elements traversed in each; gather4 has four rows
-in digit 1). Chunk ``n`` of the box is the odometer standing at ``n``. Lane ``j`` starts at
-``j`` and every beat steps by ``lanes``: its digits add the digits of ``lanes`` in the same
-mixed radix, so each digit carries at most one, and the carries are looked ahead (each
-digit computes both sums; the carry chain is then plain logic). A lane whose odometer
-runs past its last digit is done; when lane 0 is done, so is the box.
+A beat holds up to ``lanes`` consecutive chunks of one row (docs/architecture.md,
+"Beats"), so a beat has one row, and the walker walks rows, not lanes: one odometer of
+five digits, a beat at a time: the beat within the row (radix: the row's beats,
+``ceil(row chunks / lanes)``), then the box's dimensions 1..4 (radix: elements traversed
+in each; gather4 has four rows in digit 1). It steps by 1 in that mixed radix, the
+carries looked ahead (each digit computes both sums; the carry chain is then plain
+logic). The datapath makes the lanes' chunks from digit 0: lane ``j`` holds the row's
+chunk ``digit0 * lanes + j``, if the row has it.
 
 The access modes differ only in how a row's coordinates are found. Tiled and gather4 rows
 come from the digits (the datapath multiplies them by the element strides). The im2col
 modes put the pixel index in digit 1 (radix: pixels plus halo pixels) and add a *pixel
 walk* (:mod:`.pixelwalk`): a second small odometer over W, H, D and N that steps one
-pixel at a time with adds and compares only (no division). The walker keeps the position of lane 0's pixel; the
-pixels of the other lanes of a beat are the next ``lanes - 1`` positions (a beat's lanes
-hold consecutive chunks, so their pixels are consecutive), computed each cycle as a chain
-of single steps, and the next beat's lane-0 pixel is the chain's entry for the pixel
-count lane 0 advanced by.
+pixel at a time with adds and compares only (no division), in the beat that carries
+into digit 1.
 """
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
@@ -27,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
 from .layouts import (job_layout, carried_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH,
-                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH)
+                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH, chunk_index_width)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
@@ -47,21 +45,24 @@ def completion_info_layout(config: UnitConfig) -> data.StructLayout:
 
 
 def walk_layout(config: UnitConfig) -> data.StructLayout:
-    """One cycle of the walk: every lane's digits, the job's beat table entry (``tag``)
+    """One cycle of the walk: the beat's digits, the job's beat table entry (``tag``)
     and the beat constants that ride in it (``carried``: those the datapath's first stage
     reads, and the bits its reads of the beat table are cleared by); a unit that
-    steps addresses adds every lane's row-address terms (:mod:`.stepping`)."""
+    steps addresses adds the row address's terms (:mod:`.stepping`). With more than one
+    lane, ``first_chunk`` is the place of the beat's lane 0 among the box's chunks (with
+    one, it is ``beat_index``)."""
     steps = {}
     if config.steps_addresses:
-        steps = {"lane_address": data.ArrayLayout(data.ArrayLayout(config.address_width, row_term_count(config)),
-                                                   config.lanes)}
+        steps = {"address": data.ArrayLayout(config.address_width, row_term_count(config))}
+    chunks = {"first_chunk": chunk_index_width(config)} if config.lanes > 1 else {}
     return data.StructLayout({
         "is_beat": 1,
         "last": 1,
-        "lane_alive": config.lanes,
-        "lane_digits": data.ArrayLayout(data.ArrayLayout(RADIX_WIDTH, DIGITS), config.lanes),
-        "lane_pixel": data.ArrayLayout(data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS), config.lanes),  # im2col
+        "alive": 1,
+        "digits": data.ArrayLayout(RADIX_WIDTH, DIGITS),
+        "pixel": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),  # im2col
         "beat_index": beats_width(config),      # beats of this job before this one
+        **chunks,
         "tag": beat_tag_width(config),
         "carried": carried_constants_layout(config),
         "has_completion": 1,
@@ -146,25 +147,25 @@ def _load_in_groups(m, register, value, takes):
 
 
 @bundle
-class _Odometers:
-    """Every lane's odometer (:func:`odometer_step`) and its next state."""
-    digits: list        # [lane][digit]
-    rooms: list         # [lane][digit]: (room, room less one)
-    alive: Signal       # a bit a lane: the lane has a chunk
+class _Odometer:
+    """The beat's odometer (:func:`odometer_step`) and its next state."""
+    digits: list        # per digit
+    rooms: list         # per digit: (room, room less one)
+    alive: Signal       # the walk has a beat
     plus_one: Signal    # the job's step and safe digits plus one, loaded with the job
-    stepped: list       # per lane: (digits, rooms, carries) after this cycle's step
-    next_alive: Signal
+    stepped: tuple      # (digits, rooms, carries) after this cycle's step
+    next_alive: Value
 
 
 @bundle
 class _Addresses:
-    """Every lane's stepped row address (:mod:`.stepping`): the one it emitted last, the
-    carries of the step it took since, and the one it emits now."""
-    last: list          # per lane: the row address of the record it emitted last
-    pattern: list       # per lane: the carries out of digits 0..3 of its step since
-    first: Signal       # no record of the job yet: each lane adds its offset from the first row
-    stepped: list       # per lane: the row address of its current digits
-    emitted: list       # per lane: the row address it emits (gather4: the row's)
+    """The stepped row address (:mod:`.stepping`): the one emitted last, the carries of
+    the step taken since, and the one emitted now."""
+    last: Signal        # the row address of the record emitted last
+    pattern: Signal     # the carries out of digits 0..3 of the step since
+    first: Signal       # no record of the job yet: the box's first row
+    stepped: Signal     # the row address of the current digits
+    emitted: Value      # the row address emitted (gather4: the row's)
 
 
 @bundle
@@ -203,58 +204,64 @@ class Walker(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         current = Signal(job_layout(self.config))       # the job being walked
-        odometers = self._odometers(m, current)
+        odometer = self._odometer(m, current)
         control = self._control(m)
         if self.config.builds_im2col_family:
-            pixel, lane_pixels, next_pixel = self._pixels(m, current, odometers)
+            pixel, next_pixel = self._pixels(m, current, odometer)
         else:       # no im2col mode built: no pixel walk, and the records' pixels are 0
-            pixel, lane_pixels, next_pixel = None, [], None
-        addresses = self._addresses(m, current, odometers) if self.config.steps_addresses else None
-        self._emit(m, current, control, odometers, lane_pixels, addresses)
-        self._take_job(m, current, control, odometers)
-        self._advance(m, control, odometers, pixel, next_pixel, addresses)
+            pixel, next_pixel = None, None
+        addresses = self._addresses(m, current, odometer) if self.config.steps_addresses else None
+        first_chunk = self._first_chunk(m, current, control, odometer)
+        self._emit(m, current, control, odometer, pixel, addresses, first_chunk)
+        self._take_job(m, current, control, odometer)
+        self._advance(m, control, odometer, pixel, next_pixel, addresses)
         return m
 
-    def _odometers(self, m, current) -> _Odometers:
-        lanes = self.config.lanes
-        digits = [[Signal(RADIX_WIDTH, name=f"lane{j}_digit{i}") for i in range(DIGITS)] for j in range(lanes)]
-        rooms = [[(Signal(ROOM, name=f"lane{j}_room{i}"), Signal(ROOM, name=f"lane{j}_room_less{i}"))
-                  for i in range(DIGITS)] for j in range(lanes)]
+    def _odometer(self, m, current) -> _Odometer:
+        digits = [Signal(RADIX_WIDTH, name=f"digit{i}") for i in range(DIGITS)]
+        rooms = [(Signal(ROOM, name=f"room{i}"), Signal(ROOM, name=f"room_less{i}")) for i in range(DIGITS)]
         # the job's step and safe values plus one, loaded with the job (odometer_step)
         plus_one = Signal(data.StructLayout({"step": data.ArrayLayout(RADIX_WIDTH + 1, DIGITS),
                                              "safe": data.ArrayLayout(RADIX_WIDTH + 1, DIGITS)}))
-        stepped = [odometer_step(digits[j], rooms[j], current.step_digits, current.step_safe, plus_one)
-                   for j in range(lanes)]
-        alive = Signal(lanes)
-        next_alive = Signal(lanes)
-        for j in range(lanes):
-            m.d.comb += next_alive[j].eq(alive[j] & ~stepped[j][2][-1] & ~current.step_overflow)
-        return _Odometers(digits, rooms, alive, plus_one, stepped, next_alive)
+        stepped = odometer_step(digits, rooms, current.step_digits, current.step_safe, plus_one)
+        alive = Signal(name="alive")
+        return _Odometer(digits, rooms, alive, plus_one, stepped,
+                         next_alive=alive & ~stepped[2][-1] & ~current.step_overflow)
 
-    def _addresses(self, m, current, odometers) -> _Addresses:
-        """Step addressing: each lane's row address is the one it emitted last plus ``K``
-        and the deltas of the carries its odometer took since (or, on the job's first
-        record, its offset from the box's first row): registers into a carry-save sum
+    def _addresses(self, m, current, odometer) -> _Addresses:
+        """Step addressing: the row address is the one emitted last plus ``K`` and the
+        deltas of the carries the odometer took since: registers into a carry-save sum
         and one carry chain, so the carries themselves are only registered when the
         odometer steps, not summed behind it."""
         config, width = self.config, self.config.address_width
         constants = current.address
         first = Signal(name="address_first")
-        last, pattern, stepped, emitted = [], [], [], []
-        for j in range(config.lanes):
-            last.append(Signal(width, name=f"lane{j}_address"))
-            pattern.append(Signal(len(constants.carry), name=f"lane{j}_carries"))
-            offset = constants.offsets[j - 1] if j else Const(0, width)
-            total = Signal(width, name=f"lane{j}_stepped")
-            m.d.comb += total.eq(carry_save_sum(m, [last[j]] + carry_terms(constants, pattern[j], first, offset, config),
-                                                width, f"lane{j}_stepped"))
-            stepped.append(total)
-            if config.builds("gather4"):
-                row = odometers.digits[j][1][:(len(constants.gather) - 1).bit_length()]
-                emitted.append(Mux(current.carried.gather, Array(constants.gather)[row], total))
-            else:
-                emitted.append(total)
+        last = Signal(width, name="row_address")
+        pattern = Signal(len(constants.carry), name="row_carries")
+        stepped = Signal(width, name="row_stepped")
+        m.d.comb += stepped.eq(carry_save_sum(m, [last] + carry_terms(constants, pattern, first, config), width,
+                                              "row_stepped"))
+        emitted = stepped
+        if config.builds("gather4"):
+            row = odometer.digits[1][:(len(constants.gather) - 1).bit_length()]
+            emitted = Mux(current.carried.gather, Array(constants.gather)[row], stepped)
         return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
+
+    def _first_chunk(self, m, current, control, odometer):
+        """With more than one lane, the place of the beat's lane 0 among the box's chunks:
+        ``lanes`` on from the last beat's, less the row's empty lane places where the
+        beat before ended its row (a carry out of digit 0). None with one lane: the
+        datapath takes ``beat_index``."""
+        if self.config.lanes == 1:
+            return None
+        first_chunk = Signal(chunk_index_width(self.config), name="first_chunk")
+        with m.If(control.issue):
+            with m.If(control.free):
+                m.d.sync += first_chunk.eq(0)
+            with m.Else():
+                ended_row = odometer.stepped[2][0]
+                m.d.sync += first_chunk.eq(first_chunk + self.config.lanes - Mux(ended_row, current.row_pad, 0))
+        return first_chunk
 
     def _control(self, m) -> _Control:
         """The job's record count and the credit. The job's last record is known from a
@@ -285,33 +292,18 @@ class Walker(wiring.Component):
                         remaining=Signal(width, name="remaining"), last=Signal(name="last"),
                         two_left=two_left, free=free, issue=issue, takes=takes)
 
-    def _pixels(self, m, current, odometers):
-        """The pixel walk: lane 0's pixel in a register, the chain of the ``lanes`` pixels
-        after it, each lane's pixel, and lane 0's next one."""
-        lanes, digits = self.config.lanes, odometers.digits
+    def _pixels(self, m, current, odometer):
+        """The pixel walk: the beat's pixel in a register, and its next one: the pixel after
+        it where the step carries into digit 1 (digit 1 wraps only where the job ends, so
+        no wrap need be taken off). The step's digit 1 and the carry are registers, so no
+        add stands between them and the pixel registers' enables."""
         pixel = Signal(pixel_state_layout(self.config))
-        window = [pixel]
-        for k in range(lanes):
-            window.append(pixel_step(m, window[-1], current.pixels, f"pixel_plus{k + 1}"))
-        index_bits = (lanes - 1).bit_length()
-        lane_pixels = []
-        for j in range(lanes):
-            if index_bits:      # lane j's pixel is (its digit 1 - lane 0's) pixels after lane 0's
-                offset = (digits[j][1] - digits[0][1])[:index_bits]
-                lane_pixels.append(_select(window[:lanes], offset))
-            else:
-                lane_pixels.append(pixel)
-        # the pixels lane 0 advanced: digit 1's step plus the carry into it (digit 1 wraps
-        # only where lane 0's job ends, so no wrap need be taken off). The step and the
-        # step plus one are both registers, so the carry picks one and no add stands
-        # between it and the pixel registers' enables
-        carry_into_1 = odometers.stepped[0][2][0]
-        advanced = Mux(carry_into_1, odometers.plus_one.step[1], current.step_digits[1])[:index_bits + 1]  # 0..lanes
-        # entries past `lanes` never occur; they repeat the last so every index selects one
-        next_pixel = _select(window + [window[-1]] * ((1 << len(advanced)) - len(window)), advanced)
-        return pixel, lane_pixels, next_pixel
+        after = pixel_step(m, pixel, current.pixels, "pixel_plus1")
+        carry_into_1 = odometer.stepped[2][0]
+        advanced = Mux(carry_into_1, odometer.plus_one.step[1], current.step_digits[1])[0]
+        return pixel, _select([pixel, after], advanced)
 
-    def _emit(self, m, current, control, odometers, lane_pixels, addresses):
+    def _emit(self, m, current, control, odometer, pixel, addresses, first_chunk):
         """The walk register. The datapath's stages move every cycle: a record is valid for
         one cycle only, and the register loads in every cycle (its valid bit qualifies
         it), so the credit enables only the walker's own state."""
@@ -322,7 +314,7 @@ class Walker(wiring.Component):
         m.d.sync += [
             record.is_beat.eq(~error),
             record.last.eq(control.last),
-            record.lane_alive.eq(odometers.alive),
+            record.alive.eq(odometer.alive),
             record.beat_index.eq(control.beat_index),
             record.tag.eq(current.tag),
             record.carried.eq(current.carried),
@@ -331,56 +323,51 @@ class Walker(wiring.Component):
             record.completion.code.eq(current.code),
             record.completion.transaction_bytes.eq(current.transaction_bytes),
         ]
-        for j, lane_digits in enumerate(odometers.digits):
-            m.d.sync += [record.lane_digits[j][i].eq(digit) for i, digit in enumerate(lane_digits)]
-            if lane_pixels:
-                m.d.sync += [record.lane_pixel[j][i].eq(value)
-                             for i, value in enumerate(pixel_coordinates(lane_pixels[j]))]
-            if addresses is not None:
-                parts = [lane_pixels[j].address[i] for i in range(len(lane_pixels[j].address))] if lane_pixels else []
-                terms = row_terms(addresses.emitted[j], parts, current.pixel_mode)
-                m.d.sync += [record.lane_address[j][t].eq(term) for t, term in enumerate(terms)]
+        m.d.sync += [record.digits[i].eq(digit) for i, digit in enumerate(odometer.digits)]
+        if first_chunk is not None:
+            m.d.sync += record.first_chunk.eq(first_chunk)
+        if pixel is not None:
+            m.d.sync += [record.pixel[i].eq(value) for i, value in enumerate(pixel_coordinates(pixel))]
+        if addresses is not None:
+            parts = [pixel.address[i] for i in range(len(pixel.address))] if pixel is not None else []
+            m.d.sync += [record.address[t].eq(term)
+                         for t, term in enumerate(row_terms(addresses.emitted, parts, current.pixel_mode))]
 
-    def _take_job(self, m, current, control, odometers):
+    def _take_job(self, m, current, control, odometer):
         """The job's constants, in groups of bits each loaded by a ``take`` of its own."""
         takes, payload = control.takes, self.job.payload
         _load_in_groups(m, current, payload, takes[1:1 + JOB_LOAD_GROUPS])
         with m.If(takes[0]):
-            m.d.sync += [odometers.plus_one.step[i].eq(payload.step_digits[i] + 1) for i in range(DIGITS)]
-            m.d.sync += [odometers.plus_one.safe[i].eq(payload.step_safe[i] + 1) for i in range(DIGITS)]
+            m.d.sync += [odometer.plus_one.step[i].eq(payload.step_digits[i] + 1) for i in range(DIGITS)]
+            m.d.sync += [odometer.plus_one.safe[i].eq(payload.step_safe[i] + 1) for i in range(DIGITS)]
 
-    def _advance(self, m, control, odometers, pixel, next_pixel, addresses):
+    def _advance(self, m, control, odometer, pixel, next_pixel, addresses):
         """Where the walk stands next, in a cycle with a credit: a new job's start
         (``free``: ``take`` is high), or the step."""
         payload = self.job.payload
+        new_digits, new_rooms, carries = odometer.stepped
         with m.If(control.issue):
             with m.If(control.free):
-                m.d.sync += [control.busy.eq(self.job.valid), control.beat_index.eq(0),
-                             odometers.alive.eq(payload.lane_alive), control.remaining.eq(payload.beats),
-                             control.last.eq(payload.one_beat), control.two_left.eq(payload.beats == 2)]
+                m.d.sync += [control.busy.eq(self.job.valid), control.beat_index.eq(0), odometer.alive.eq(1),
+                             control.remaining.eq(payload.beats), control.last.eq(payload.one_beat),
+                             control.two_left.eq(payload.beats == 2)]
                 if pixel is not None:
                     m.d.sync += first_pixel(pixel, payload.pixels)
                 if addresses is not None:
-                    m.d.sync += addresses.first.eq(1)
-                    m.d.sync += [last.eq(payload.address.start) for last in addresses.last]
-                    m.d.sync += [pattern.eq(0) for pattern in addresses.pattern]
-                for j, lane_digits in enumerate(odometers.digits):
-                    for i, digit in enumerate(lane_digits):
-                        start, safe = payload.lane_digits[j][i], payload.step_safe[i]
-                        room, room_less = odometers.rooms[j][i]
-                        m.d.sync += [digit.eq(start), room.eq(safe - start), room_less.eq(safe - start - 1)]
+                    m.d.sync += [addresses.first.eq(1), addresses.last.eq(payload.address.start),
+                                 addresses.pattern.eq(0)]
+                for i, digit in enumerate(odometer.digits):     # the walk starts at 0
+                    safe = payload.step_safe[i]
+                    room, room_less = odometer.rooms[i]
+                    m.d.sync += [digit.eq(0), room.eq(safe), room_less.eq(safe - 1)]
             with m.Else():      # not free: busy
                 pixel_step = [] if pixel is None else [pixel.eq(next_pixel)]
-                m.d.sync += [odometers.alive.eq(odometers.next_alive), control.beat_index.eq(control.beat_index + 1),
+                m.d.sync += [odometer.alive.eq(odometer.next_alive), control.beat_index.eq(control.beat_index + 1),
                              *pixel_step, control.remaining.eq(control.remaining - 1),
                              control.last.eq(control.two_left), control.two_left.eq(control.remaining == 3)]
                 if addresses is not None:
-                    m.d.sync += addresses.first.eq(0)
-                    for j, (last, pattern) in enumerate(zip(addresses.last, addresses.pattern)):
-                        carries = odometers.stepped[j][2]
-                        m.d.sync += [last.eq(addresses.stepped[j]), pattern.eq(Cat(carries[:len(pattern)]))]
-                for j, lane_digits in enumerate(odometers.digits):
-                    new_digits, new_rooms, _ = odometers.stepped[j]
-                    for i, digit in enumerate(lane_digits):
-                        room, room_less = odometers.rooms[j][i]
-                        m.d.sync += [digit.eq(new_digits[i]), room.eq(new_rooms[i][0]), room_less.eq(new_rooms[i][1])]
+                    m.d.sync += [addresses.first.eq(0), addresses.last.eq(addresses.stepped),
+                                 addresses.pattern.eq(Cat(carries[:len(addresses.pattern)]))]
+                for i, digit in enumerate(odometer.digits):
+                    room, room_less = odometer.rooms[i]
+                    m.d.sync += [digit.eq(new_digits[i]), room.eq(new_rooms[i][0]), room_less.eq(new_rooms[i][1])]
