@@ -1,7 +1,8 @@
 """Bytes per cycle of the RTL against its 16 x lanes limit, for lanes 1, 2, 4, 8 and the
 demo suite, which holds every access mode: tiled, gather4, scatter4, im2col, im2col::w and
 im2col::w::128 (issue targets: at least 0.95 of the limit on boxes whose rows are whole
-chunks, in every mode).
+beats, 16 x lanes bytes, in every mode: a beat holds one row's chunks, so a row of fewer
+moves its bytes a cycle, docs/architecture.md, "Beats").
 
 Each case runs as a stream of back-to-back requests with the beat stream always ready,
 long enough (about 1000 beats) that the unit's fixed latency is a small part of it; the
@@ -30,8 +31,8 @@ def main():
         config = UnitConfig(lanes=lanes)
         ratios = []
         for name, (tm, request) in DEMO_CASES.items():
-            chunks = len(transactions(tm, request))
-            beats = -(-chunks // lanes)
+            t = transactions(tm, request)
+            chunks, beats = len(t), t.beats(lanes)
             copies = max(2, -(-args.beats // beats))
             stream = run_pysim(demo_scenario(config, [name], copies))
             single = run_pysim(demo_scenario(config, [name], 1))

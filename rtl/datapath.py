@@ -57,7 +57,7 @@ RAM's read: that read, routed across the chip into the completion queue's enable
 the board top's longest path.
 """
 
-from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value
+from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.memory import Memory
@@ -453,7 +453,7 @@ class Datapath(wiring.Component):
         joins = level[-1:] if len(level) % 2 else []
         shared = add_pairs(level[:len(level) - len(joins)], width)
         masked = [Masked(alive=lane.alive, units=lane.units, length=lane.length, smem_address=lane.smem_address,
-                         term=add_pairs(joins + [lane.dim0_offset], width)[0],
+                         term=(sum(joins, Const(0, signed(width))) + lane.dim0_offset)[:width].as_signed(),
                          mask=lane.low_ok & lane.high_ok & row.inside.replicate(16))
                   for lane in lanes]
         assert len(shared) + 1 <= 4, "the adder tree needs another stage"

@@ -250,7 +250,8 @@ class Walker(wiring.Component):
     def _first_chunk(self, m, current, control, odometer):
         """With more than one lane, the place of the beat's lane 0 among the box's chunks:
         ``lanes`` on from the last beat's, less the row's empty lane places where the
-        beat before ended its row (a carry out of digit 0). None with one lane: the
+        beat before ended its row (a carry out of digit 0, or every beat where a row is
+        one beat). None with one lane: the
         datapath takes ``beat_index``."""
         if self.config.lanes == 1:
             return None
@@ -259,7 +260,8 @@ class Walker(wiring.Component):
             with m.If(control.free):
                 m.d.sync += first_chunk.eq(0)
             with m.Else():
-                ended_row = odometer.stepped[2][0]
+                # a row of one beat (digit 0's step 0) ends at every step
+                ended_row = odometer.stepped[2][0] | (current.step_digits[0] == 0)
                 m.d.sync += first_chunk.eq(first_chunk + self.config.lanes - Mux(ended_row, current.row_pad, 0))
         return first_chunk
 

@@ -22,24 +22,29 @@ from strategies import HypothesisDraw
 
 
 def _beats(config, tm, req):
-    """The beat payloads (``beat_layout`` constants) of a request's transactions."""
+    """The beat payloads (``beat_layout`` constants) of a request's transactions: a row
+    of ``R`` chunks takes ``ceil(R / lanes)`` beats, lane ``j`` of its beat ``g`` holding
+    the row's chunk ``g * lanes + j`` if it has one."""
     t = transactions(tm, req)
     layout, lanes = beat_layout(config), config.lanes
     noise = random.Random(len(t))
+    per_row = -(-t.row_chunks // lanes)
+    beats = len(t) // t.row_chunks * per_row
     out = []
-    for first in range(0, len(t), lanes):
+    for beat in range(beats):
+        row, group = divmod(beat, per_row)
         chunks = []
         for j in range(lanes):
-            i = first + j
+            i = row * t.row_chunks + group * lanes + j
             chunks.append({"valid": 1, "global_address": int(t.global_address[i]),
                            "global_length": int(t.global_length[i]), "smem_address": int(t.smem_address[i]),
-                           "mask": int(t.mask[i]), "units": int(t.units[i])} if i < len(t) else
-                          # a lane past the request's last chunk: not valid, whatever it holds
+                           "mask": int(t.mask[i]), "units": int(t.units[i])} if group * lanes + j < t.row_chunks else
+                          # a lane past the row's last chunk: not valid, whatever it holds
                           {"valid": 0, "global_address": noise.getrandbits(config.address_width),
                            "global_length": 16, "mask": noise.getrandbits(16), "units": 16})
         out.append(layout.const({"lanes": chunks, "element_pitch": t.element_pitch,
                                  "operation": OperationShape(int(req.operation)),
-                                 "last": int(first + lanes >= len(t))}))
+                                 "last": int(beat == beats - 1)}))
     return t, out
 
 

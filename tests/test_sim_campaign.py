@@ -108,14 +108,16 @@ def test_field_values_read_each_field_as_amaranths_view_does(lanes):
 
 
 def checked_scenario(seed=3, config=CONFIG):
-    """A legal scenario with two beats or more (with more than one lane, one of them not
-    full), its checker, and beat and completion words that hold exactly what the model
-    expects (built by :func:`words_of`, not by the RTL)."""
+    """A legal scenario with two beats or more (with more than one lane, every lane
+    holding a chunk in some beat, and one beat not full), its checker, and beat and
+    completion words that hold exactly what the model expects (built by
+    :func:`words_of`, not by the RTL)."""
     for k in range(100):
         scenario = legal_scenario(RandomDraw(f"checker:{seed}:{k}"), config)
         checker = BatchChecker(scenario)
-        if checker.beat_count >= 2 and (config.lanes == 1 or not all(checker.expected[f"lanes[{j}].valid"].all()
-                                                                     for j in range(config.lanes))):
+        valid = [checker.expected[f"lanes[{j}].valid"] for j in range(config.lanes)]
+        if checker.beat_count >= 2 and (config.lanes == 1 or (all(v.any() for v in valid)
+                                                              and not all(v.all() for v in valid))):
             break
     else:
         raise AssertionError("no scenario of two beats or more, one of them short of a lane")
@@ -362,9 +364,10 @@ def test_status_registers_follow_the_model_s_completions(unit):
 
 @pytest.mark.parametrize("lanes", [1, 2, 8])
 def test_expected_beats_hold_transactions_a_lane_each(lanes):
-    """The expected beats against a plain loop over the model's transactions: beat ``k //
-    lanes`` of a request, lane ``k % lanes`` holds its transaction ``k``; lanes past the
-    last are empty; ``last`` marks a request's last beat."""
+    """The expected beats against a plain loop over the model's transactions: a row of
+    ``R`` chunks takes ``ceil(R / lanes)`` beats, lane ``j`` of its beat ``g`` holding its
+    chunk ``g * lanes + j`` if the row has one (else the lane is empty); ``last`` marks a
+    request's last beat."""
     config = UnitConfig(lanes=lanes)
     flat = flat_layout(beat_layout(config))
     for k in range(20):
@@ -376,14 +379,18 @@ def test_expected_beats_hold_transactions_a_lane_each(lanes):
             t = answer.transactions
             if t is None or not len(t):
                 continue
-            beats = -(-len(t) // lanes)
+            row_chunks = t.row_chunks
+            per_row = -(-row_chunks // lanes)
+            beats = len(t) // row_chunks * per_row
             for beat in range(beats):
+                row, group = divmod(beat, per_row)
                 assert owners[b] == index and columns["last"][b] == (beat == beats - 1)
                 assert columns["request_id"][b] == scenario.requests[index]["request_id"]
                 for lane in range(lanes):
-                    k = beat * lanes + lane
-                    assert columns[f"lanes[{lane}].valid"][b] == (k < len(t))
-                    if k < len(t):
+                    inside = group * lanes + lane < row_chunks
+                    k = row * row_chunks + group * lanes + lane
+                    assert columns[f"lanes[{lane}].valid"][b] == inside
+                    if inside:
                         assert columns[f"lanes[{lane}].smem_address"][b] == t.smem_address[k]
                         assert columns[f"lanes[{lane}].global_address"][b] == int(t.global_address[k]) % (1 << 64)
                         assert columns[f"lanes[{lane}].mask"][b] == t.mask[k]
