@@ -39,8 +39,8 @@ SWIZZLE_SETS = {
 }
 
 #: How the unit makes a chunk's global address (``UnitConfig.addressing``):
-#: ``multiply``, every lane multiplies its coordinates by the strides on every beat;
-#: ``step``, every lane adds to its last address a delta prepared once per job, and the
+#: ``multiply``, each beat multiplies its row's coordinates by the strides;
+#: ``step``, each beat adds to the last row address a delta prepared once per job, and the
 #: few products a job needs are made once, at its set-up (docs/addressing.md). The
 #: model's semantics are the same for both.
 ADDRESSING = ("multiply", "step")

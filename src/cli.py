@@ -206,8 +206,10 @@ def _print_vectors(tm: TensorMap, req: Request, slot: int, stream) -> None:
     """The copy as a testbench of the exported unit reads it, one item a line: ``word adr
     byte_address data`` (the descriptor's writes), ``request FIELD VALUE`` (the request
     payload's fields, array entries as ``FIELD[i]``), ``beat FIELD VALUE`` (what every beat
-    carries beside its chunks; ``last`` is 1 on the last beat alone), ``chunk FIELD VALUE
-    ...`` (each chunk in order, lane 0 of the first beat first), ``completion FIELD VALUE``."""
+    carries beside its chunks; ``last`` is 1 on the last beat alone), ``row chunks N``
+    (the chunks of each row: a beat holds up to ``lanes`` chunks of one row,
+    docs/export.md), ``chunk FIELD VALUE ...`` (each chunk in order), ``completion FIELD
+    VALUE``."""
     import dataclasses
     from .model.layout import REQUEST_FIELDS
     from .model.transactions import Transaction
@@ -231,6 +233,7 @@ def _print_vectors(tm: TensorMap, req: Request, slot: int, stream) -> None:
     request_fields = fields_from_request(req, slot)
     for name in BEAT_REQUEST_FIELDS:
         print(f"beat {name} {int(request_fields[name])}")
+    print(f"row chunks {stream.row_chunks}")
     chunk_fields = [f.name for f in fields if f.metadata["per"] == "chunk"]
     for t in stream:
         print("chunk " + " ".join(f"{name} {int(getattr(t, name)):#x}" for name in chunk_fields))
@@ -786,8 +789,9 @@ def _add_built_options(parser, sweep=False):
                         help=f"{many}swizzles built: {' or '.join(SWIZZLE_SETS)} (default all; sm90: no sm_100 "
                              "atomicities or 96B)")
     parser.add_argument("--addressing", default="multiply",
-                        help=f"{many}how addresses are made: {' or '.join(ADDRESSING)} (default multiply: every "
-                             "lane multiplies coordinates by strides; step: lanes add deltas prepared per job)")
+                        help=f"{many}how addresses are made: {' or '.join(ADDRESSING)} (default multiply: each "
+                             "beat multiplies its row's coordinates by strides; step: it adds deltas prepared per "
+                             "job)")
     parser.add_argument("--checks", default="per_request",
                         help=f"{many}where the descriptor's rules are checked: {' or '.join(CHECKS)} (default "
                              "per_request; at_commit: once, when SLOT_VALID makes the slot valid)")

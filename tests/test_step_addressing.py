@@ -1,4 +1,4 @@
-"""Step addressing (``UnitConfig.addressing == "step"``): lanes add deltas prepared per
+"""Step addressing (``UnitConfig.addressing == "step"``): each beat adds deltas prepared per
 job instead of multiplying coordinates by strides. The model's answers are the same for
 both options, so every check here is the lockstep checker's: each beat's global addresses
 against the golden model, on cases chosen to reach every delta (a carry out of each

@@ -28,7 +28,7 @@ def read_package(path: str) -> dict:
 def read_vectors(path: str) -> dict:
     """The model's answer: the descriptor's writes, the request's, beats' and completion's
     fields, the chunks in order."""
-    vectors = {"word": [], "request": {}, "beat": {}, "completion": {}, "chunk": []}
+    vectors = {"word": [], "request": {}, "beat": {}, "row": {}, "completion": {}, "chunk": []}
     with open(path, encoding="utf-8") as file:
         lines = file.read().splitlines()
     for line in lines:
@@ -154,17 +154,22 @@ async def copy_matches_the_model(dut):
     for _ in range(8):          # nothing more may come
         await bench.cycle()
 
-    chunks = vectors["chunk"]
-    expected_beats = -(-len(chunks) // lanes)
+    # a beat holds up to `lanes` chunks of one row: a row takes ceil(row_chunks / lanes)
+    # beats, lane j of its beat g holding its chunk g * lanes + j if it has one
+    chunks, row_chunks = vectors["chunk"], vectors["row"]["chunks"]
+    per_row = -(-row_chunks // lanes)
+    expected_beats = len(chunks) // row_chunks * per_row
     assert len(bench.beats) == expected_beats
     for index, word in enumerate(bench.beats):
         for name, value in vectors["beat"].items():
             assert beat.get(word, name) == value & ((1 << beat.place(name)[1]) - 1), f"beat {index} {name}"
         assert beat.get(word, "last") == (index == expected_beats - 1), f"beat {index} last"
+        row, group = divmod(index, per_row)
         for lane in range(lanes):
-            chunk = index * lanes + lane
-            assert beat.get(word, "lanes.valid", lane) == (chunk < len(chunks)), f"beat {index} lane {lane} valid"
-            if chunk < len(chunks):
+            inside = group * lanes + lane < row_chunks
+            chunk = row * row_chunks + group * lanes + lane
+            assert beat.get(word, "lanes.valid", lane) == inside, f"beat {index} lane {lane} valid"
+            if inside:
                 for name, value in chunks[chunk].items():
                     got = beat.get(word, f"lanes.{name}", lane)
                     assert got == value, f"chunk {chunk} {name}: expected {value:#x}, got {got:#x}"

@@ -67,7 +67,7 @@ template <std::size_t N> static Place place(const tma_unit_field (&table)[N], co
 // The golden model's answer for one copy (tma-unit layout --vectors).
 struct Vectors {
     std::vector<std::pair<uint32_t, uint32_t>> words;  // (byte address, data)
-    std::map<std::string, int64_t> request, beat, completion;
+    std::map<std::string, int64_t> request, beat, row, completion;
     std::vector<std::map<std::string, uint64_t>> chunks;
 };
 
@@ -95,7 +95,7 @@ static Vectors read_vectors(const char *path) {
         } else {
             items >> name >> value;
             int64_t number = std::stoll(value, nullptr, 0);
-            (kind == "request" ? v.request : kind == "beat" ? v.beat : v.completion)[name] = number;
+            (kind == "request" ? v.request : kind == "beat" ? v.beat : kind == "row" ? v.row : v.completion)[name] = number;
         }
     }
     return v;
@@ -210,9 +210,12 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < 8; i++) b.step();   // nothing more may come
 
-    // every beat: its lanes' chunks in order, what it shares, `last` on the last one
+    // every beat: up to `lanes` chunks of one row (a row takes ceil(row_chunks / lanes)
+    // beats, lane j of its beat g holding its chunk g * lanes + j if it has one), what
+    // it shares, `last` on the last one
     const unsigned lanes = TMA_UNIT_CONFIG_LANES;
-    size_t chunks = v.chunks.size(), expected_beats = (chunks + lanes - 1) / lanes;
+    size_t chunks = v.chunks.size(), row_chunks = static_cast<size_t>(v.row.at("chunks"));
+    size_t per_row = (row_chunks + lanes - 1) / lanes, expected_beats = chunks / row_chunks * per_row;
     expect(b, "beats", 0, expected_beats, b.beats.size());
     for (size_t beat = 0; beat < b.beats.size(); beat++) {
         const auto &payload = b.beats[beat];
@@ -223,11 +226,13 @@ int main(int argc, char **argv) {
         }
         Place last = place(tma_unit_beat_fields, "last");
         expect(b, "beat last", beat, beat + 1 == expected_beats, get_bits(payload, last.lsb, last.width));
+        size_t row = beat / per_row, group = beat % per_row;
         for (unsigned lane = 0; lane < lanes; lane++) {
-            size_t index = beat * lanes + lane;
+            bool inside = group * lanes + lane < row_chunks;
+            size_t index = row * row_chunks + group * lanes + lane;
             Place valid = place(tma_unit_beat_fields, "lanes.valid", lane);
-            expect(b, "lane valid", index, index < chunks, get_bits(payload, valid.lsb, valid.width));
-            if (index >= chunks) continue;
+            expect(b, "lane valid", index, inside, get_bits(payload, valid.lsb, valid.width));
+            if (!inside) continue;
             for (const auto &field : v.chunks[index]) {
                 Place p = place(tma_unit_beat_fields, "lanes." + field.first, lane);
                 expect(b, "chunk " + field.first, index, field.second & mask(p.width), get_bits(payload, p.lsb, p.width));
