@@ -618,7 +618,9 @@ class FrontEnd(wiring.Component):
         """The job's walk: the radices, and the step (one beat: 1 in their mixed radix)."""
         m.d.comb += [job.radix[i].eq(radix) for i, radix in enumerate(r.radices)]
         step_digits, step_overflow = mixed_radix(m, 1, r.radices, r.prefixes, "step")
-        m.d.comb += [job.step_overflow.eq(step_overflow), job.row_pad.eq((-r.d.row_chunks)[:len(job.row_pad)])]
+        m.d.comb += job.step_overflow.eq(step_overflow)
+        if self.config.lanes > 1:
+            m.d.comb += job.row_pad.eq((-r.d.row_chunks)[:len(job.row_pad)])
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
                          job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]

@@ -255,8 +255,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     The walker steps one odometer a beat, from 0: digit 0 counts a row's beats (a beat
     holds up to ``lanes`` chunks of one row, docs/architecture.md, "Beats"), the others
     the box's rows. ``step_digits`` is 1 written in the odometer's mixed radix,
-    ``step_safe`` the largest digit that takes its step without wrapping, ``row_pad`` the
-    lane places a row's last beat leaves empty. ``beats`` is the records the job makes
+    ``step_safe`` the largest digit that takes its step without wrapping, ``row_pad`` (with
+    more than one lane) the lane places a row's last beat leaves empty. ``beats`` is the records the job makes
     (rows times beats a row; 1 for a rejected request), so the walker knows its last one
     from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
@@ -268,6 +268,8 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     (and ``carried.gather``, for gather4's rows where it steps addresses).
     """
     steps = {"address": address_layout(config)} if config.steps_addresses else {}
+    # no field of no bits: exported Verilog would declare it [-1:0]
+    pad = {"row_pad": unsigned(config.lanes.bit_length() - 1)} if config.lanes > 1 else {}
     return data.StructLayout({
         "code": unsigned(8),
         "transaction_bytes": unsigned(COUNT_WIDTH),
@@ -277,7 +279,7 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
         "step_digits": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),
         "step_safe": data.ArrayLayout(unsigned(RADIX_WIDTH), DIGITS),     # radix - step - 1
         "step_overflow": 1,         # the box is one beat: one step ends the walk
-        "row_pad": unsigned(config.lanes.bit_length() - 1),
+        **pad,
         "pixels": pixel_walk_layout(config),
         "tag": unsigned(beat_tag_width(config)),
         "carried": carried_constants_layout(config),
