@@ -232,7 +232,7 @@ class UnitConfig:
 
     @property
     def steps_addresses(self) -> bool:
-        """Whether lanes step their addresses by deltas (``addressing == "step"``)."""
+        """Whether beats step their row addresses by deltas (``addressing == "step"``)."""
         return self.addressing == "step"
 
     @property

@@ -14,7 +14,8 @@ The structure it models:
   last goes into the skid. With 2 the job register is the last stage itself: the stages
   move in every cycle it is empty, and it empties when the walker takes its job;
 * the walker holds one job; in every cycle it holds a credit it emits one record (a beat
-  of ``lanes`` chunks, or, for a rejected request, a single record without a beat) and
+  of up to ``lanes`` chunks of one row, or, for a rejected request, a single record
+  without a beat) and
   takes the next job in the cycle that emits the current job's last record;
 * behind the walker, ``BACK_END_STAGES`` steps that never stall: the walk register,
   datapath stages A0..B2 (with a request former, :data:`.config.FORMER_STAGES` more:

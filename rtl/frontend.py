@@ -23,7 +23,7 @@ carry chain, one small shifter or one multiplier behind a few levels of logic
 8. every rule but the last two checked (:mod:`.validate`), one bit each; the box's
    byte count in pieces; the mixed radix's place values; the beat constants, written
    into the beat table (below) as the request enters the stage;
-9. the job set-up: the lanes' start digits, the pixel walk; the first broken rule of
+9. the job set-up: the walk's step, the pixel walk; the first broken rule of
    each group of :data:`RULE_GROUP`; the box's byte count; the tensor's last byte;
 10. SMEM_BOUNDS, a compare of the box's bytes with the room left; ADDRESS_WRAP, a test
    of the last byte's high bits; the beat count; the first broken group; the pixel
@@ -531,7 +531,7 @@ class FrontEnd(wiring.Component):
             pixel_roles=self._pixel_roles(r.d, r.request, r.kinds), tag=tag_next), None), rules, tag_next
 
     def _set_up(self, m, stage, r: Checked, rules) -> SetUp:
-        """Stage 9: the job set-up (the lanes' start digits, the pixel walk, the beat
+        """Stage 9: the job set-up (the walk's step, the pixel walk, the beat
         constants that ride in the job, the number of the beat table's entry stage 8
         holds); the first broken rule of each group of :data:`RULE_GROUP`; the box's byte
         count; the tensor's last byte."""
@@ -556,7 +556,7 @@ class FrontEnd(wiring.Component):
         """Stage 10: SMEM_BOUNDS, a compare of the box's bytes with the room left;
         ADDRESS_WRAP, a test of the last byte's high bits; the beat count; the first
         broken group; the pixel walk's read-ahead fields (:func:`.pixelwalk.pixel_walk_ahead`);
-        a unit that steps addresses: the sums' last adds and the lanes' offsets
+        a unit that steps addresses: the sums' last adds and the step's offset
         (:func:`.stepping.job_fields`)."""
         config = self.config
         any_broken, first_code = first_broken(r.groups)

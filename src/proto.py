@@ -122,7 +122,7 @@ def expected_counters(config: UnitConfig, copies) -> Counters:
             word = lane_word(int(chunks.global_address[i]) % (1 << config.address_width), int(chunks.smem_address[i]),
                              int(chunks.mask[i]), int(chunks.units[i]))
             checksum = _rotate(checksum) ^ word
-        beats += -(-count // config.lanes)
+        beats += 0 if chunks is None else chunks.beats(config.lanes)
         total += done.transaction_bytes
         request_id, status = fields["request_id"], done.status
     return Counters(beats, checksum, len(copies), request_id, status, total & 0xFFFF_FFFF)
