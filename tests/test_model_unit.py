@@ -72,3 +72,26 @@ def test_request_image_round_trip():
     fields = decode_request(encode_request(request, 3))
     assert fields["slot"] == 3 and fields["coordinates"][:2] == [-5, 7] and fields["request_id"] == 0xBEEF
     assert fields["operation"] == Operation.REDUCE and fields["reduce_op"] == 4
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 4, 8])
+def test_the_beats_counted_from_the_fields_are_the_transactions_beats(lanes):
+    """``check_beats`` counts a request's beats from the fields alone (the timing model's
+    records, a huge prefetch's included); on legal requests of every kind it agrees with
+    the beats the transactions take (``Transactions.places``), and with a count derived
+    here: rows times ceil(row chunks / lanes)."""
+    from tma_unit.model.unit import check_beats
+    from tma_unit.sim import generate
+    from tma_unit.sim.generate import RandomDraw
+    config = UnitConfig(lanes=lanes)
+    for k in range(40):
+        kind = generate.CASE_KINDS[k % len(generate.CASE_KINDS)]
+        tm, req = generate.legal_case(RandomDraw(f"beats:{lanes}:{k}"), kind)
+        image, fields = encode_descriptor(tm), fields_from_request(req, 0)
+        status, count, beats = check_beats(image, fields, config)
+        t = complete(image, fields, config).transactions
+        if status != ErrorCode.OK:
+            assert t is None and beats == 0
+            continue
+        assert count == 16 * len(t)
+        assert beats == t.beats(lanes) == len(t) // t.row_chunks * -(-t.row_chunks // lanes)
