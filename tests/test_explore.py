@@ -37,8 +37,9 @@ def test_a_workload_needing_more_slots_than_the_unit_has_is_refused():
 @pytest.mark.parametrize("lanes", [1, 2, 8])
 def test_back_to_back_gemm_tiles_run_at_the_lane_rate(lanes):
     """Derived from the pipeline's structure (docs/architecture.md): requests back to back
-    with rows of whole beats (the GEMM's 128 bytes) keep one beat a cycle: the first beat leaves after the front
-    end's registers, the walker's job load and the back end's steps, the last beats - 1
+    with rows of whole beats (the GEMM's 128 bytes) keep one beat a cycle: the first beat
+    leaves after the front end's registers, the walker's job load and the back end's
+    steps, the last beats - 1
     cycles later, its completion COMPLETION_LATENCY cycles after that, and the run ends
     a cycle after."""
     rows = evaluate(Point(lanes, 8), ["gemm-cutlass-sm90"], synthesis="none")
