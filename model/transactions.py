@@ -80,7 +80,7 @@ class Transactions:
 
     def beats(self, lanes: int) -> int:
         """Beats of the copy on a unit of ``lanes`` lanes (:meth:`places`)."""
-        return beat_count(len(self) // self.row_chunks if len(self) else 0, self.row_chunks, lanes)
+        return beat_count(len(self) // self.row_chunks, self.row_chunks, lanes)
 
     def places(self, lanes: int) -> tuple[np.ndarray, np.ndarray]:
         """Each chunk's beat and lane on a unit of ``lanes`` lanes. A beat holds up to

@@ -110,11 +110,7 @@ def _checked(image: bytes | None, fields: dict, config: UnitConfig):
 def check(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorCode, int]:
     """The completion's status and the box's bytes (0 on error), without the transactions:
     the bytes the unit moves, which the completion reports up to :data:`COUNT_LIMIT`."""
-    try:
-        tm, req = _checked(image, fields, config)
-    except TmaError as error:
-        return error.code, 0
-    return ErrorCode.OK, transaction_bytes(tm, req)
+    return check_beats(image, fields, config)[:2]
 
 
 def check_beats(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[ErrorCode, int, int]:
@@ -124,8 +120,8 @@ def check_beats(image: bytes | None, fields: dict, config: UnitConfig) -> tuple[
         tm, req = _checked(image, fields, config)
     except TmaError as error:
         return error.code, 0, 0
-    rows = row_count(tm, req)
-    return ErrorCode.OK, rows * tm.row_pitch(), beat_count(rows, tm.row_pitch() // CHUNK_BYTES, config.lanes)
+    rows, pitch = row_count(tm, req), tm.row_pitch()
+    return ErrorCode.OK, rows * pitch, beat_count(rows, pitch // CHUNK_BYTES, config.lanes)
 
 
 def complete(image: bytes | None, fields: dict, config: UnitConfig) -> Completion:

@@ -115,8 +115,8 @@ from ..model.unit import COUNT_LIMIT
 from .arith import add_pairs, partial_products, small_divmod, small_product, sum_terms
 from .decode import (PITCH_ZERO_BITS, EarlyBits, DecodedFields, decode_early, decode_fields, decode_counts, decode_rows,
                      decode_row_bytes, rank_is, rank_above)
-from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_tag_width, WAITING_JOBS, DIGITS,
-                      RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
+from .layouts import (RequestLayout, Fill, job_layout, beat_entry_layout, beat_tag_width, row_pad, WAITING_JOBS,
+                      DIGITS, RADIX_WIDTH, SPATIAL, PIXEL_DIMENSIONS, BOX_BYTES_WIDTH, COUNT_WIDTH)
 from .pipeline import Line, Proving, Stage, bundle, occupied
 from .pixelwalk import pixel_walk_ahead
 from .datapath import BeatTableSignature
@@ -477,7 +477,7 @@ class FrontEnd(wiring.Component):
         # (docs/architecture.md, "Beats"), so a row of row_chunks takes ceil(row_chunks /
         # lanes), and leaves `pad` lane places of its last beat empty
         lanes_log2 = config.lanes.bit_length() - 1
-        pad = (-d.row_chunks)[:lanes_log2]
+        pad = row_pad(d.row_chunks, config)
         radices = ([(d.row_chunks + config.lanes - 1) >> lanes_log2,
                     Mux(pixel_mode, rows, Mux(gather, GATHER_ROWS, d.counts[1]))]
                    + [Mux(gather | pixel_mode, 1, d.counts[i]) for i in range(2, MAX_RANK)])
@@ -620,7 +620,7 @@ class FrontEnd(wiring.Component):
         step_digits, step_overflow = mixed_radix(m, 1, r.radices, r.prefixes, "step")
         m.d.comb += job.step_overflow.eq(step_overflow)
         if self.config.lanes > 1:
-            m.d.comb += job.row_pad.eq((-r.d.row_chunks)[:len(job.row_pad)])
+            m.d.comb += job.row_pad.eq(row_pad(r.d.row_chunks, self.config))
         for i in range(DIGITS):
             m.d.comb += [job.step_digits[i].eq(step_digits[i]),
                          job.step_safe[i].eq(r.radices[i] - step_digits[i] - 1)]

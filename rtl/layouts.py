@@ -14,7 +14,7 @@ import dataclasses
 import functools
 import types
 
-from amaranth.hdl import unsigned, signed
+from amaranth.hdl import Value, unsigned, signed
 from amaranth.lib import data, enum
 
 from ..model import layout as tables
@@ -169,6 +169,13 @@ def beats_width(config: UnitConfig) -> int:
     return (((1 << BOX_BYTES_WIDTH) - 1) >> 4).bit_length()
 
 
+def row_pad(row_chunks, config: UnitConfig):
+    """The lane places a row of ``row_chunks`` chunks leaves empty in its last beat:
+    ``-row_chunks`` modulo ``lanes``, its low ``log2(lanes)`` bits (none at lanes 1; the
+    job's ``row_pad`` with more than one lane)."""
+    return (-Value.cast(row_chunks))[:config.lanes.bit_length() - 1]
+
+
 def chunk_index_width(config: UnitConfig) -> int:
     """Bits of a chunk's place in the box's dense shared-memory image, in chunks: the
     shared-memory address's bits above a chunk's 4 (a prefetch's image, which may be
@@ -256,9 +263,9 @@ def job_layout(config: UnitConfig) -> data.StructLayout:
     holds up to ``lanes`` chunks of one row, docs/architecture.md, "Beats"), the others
     the box's rows. ``step_digits`` is 1 written in the odometer's mixed radix,
     ``step_safe`` the largest digit that takes its step without wrapping, ``row_pad`` (with
-    more than one lane) the lane places a row's last beat leaves empty. ``beats`` is the records the job makes
-    (rows times beats a row; 1 for a rejected request), so the walker knows its last one
-    from a counter, not from the odometer.
+    more than one lane) the lane places a row's last beat leaves empty (:func:`row_pad`).
+    ``beats`` is the records the job makes (rows times beats a row; 1 for a rejected
+    request), so the walker knows its last one from a counter, not from the odometer.
     A unit that steps addresses adds ``address`` (:func:`address_layout`).
 
     Of the job's beat constants only those the datapath's first stage reads are in it

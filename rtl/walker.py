@@ -251,8 +251,7 @@ class Walker(wiring.Component):
         """With more than one lane, the place of the beat's lane 0 among the box's chunks:
         ``lanes`` on from the last beat's, less the row's empty lane places where the
         beat before ended its row (a carry out of digit 0, or every beat where a row is
-        one beat). None with one lane: the
-        datapath takes ``beat_index``."""
+        one beat). None with one lane: the datapath takes ``beat_index``."""
         if self.config.lanes == 1:
             return None
         first_chunk = Signal(chunk_index_width(self.config), name="first_chunk")
