@@ -52,14 +52,14 @@ the credit count. A backpressured stream therefore stops no stage and no enable 
 clock's reason: docs/fpga.md). Each job's completion rides with its last beat (or alone,
 for a rejected request) and is queued for the completion stream when that beat leaves.
 Whether the head is a beat and carries a completion, which decide its leaving and the
-completion queue's write, are registers beside the queue (``_head_flags``), not its LUT
-RAM's read: that read, routed across the chip into the completion queue's enable, was
-the board top's longest path.
+completion queue's write, are registers beside the queue (:mod:`.beat_queue`), not its LUT
+RAM's read, and the queue's write is not gated by its level (the credit keeps it from
+filling): each of those routes, across the chip, was a board top's longest path.
 """
 
 from amaranth.hdl import Module, Signal, Const, Mux, Array, Cat, Value, signed
 from amaranth.lib import wiring, stream, data
-from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
+from amaranth.lib.fifo import SyncFIFOBuffered
 from amaranth.lib.memory import Memory
 from amaranth.lib.wiring import In, Out
 
@@ -67,6 +67,7 @@ from ..model.config import UnitConfig, FORMER_STAGES
 from ..model.gather import GATHER_ROWS
 from ..model.timing import BACK_END_STAGES
 from .arith import partial_products, add_pairs, carry_save_sum, small_product, sparse_product
+from .beat_queue import BeatQueue
 from .decode import STRIDE_ZERO_BITS, UNIT_BYTES
 from .layouts import (beat_layout, CompletionLayout, PIXEL_DIMENSIONS, beat_entry_layout, beat_tag_width,
                       beat_table_depth)
@@ -95,13 +96,19 @@ assert STAGES == 1 + len(STAGE_NAMES) + 1, "the timing model's back end is not t
 
 def queued_layout(config: UnitConfig, granule: int | None = None) -> data.StructLayout:
     """An entry of the beat queue: a record's beat (with its requests where the unit forms
-    them; ``granule`` 0: without), or its completion alone."""
+    them; ``granule`` 0: without), or its completion alone. Its first bits are the
+    flags the queue keeps beside its head (:data:`HEAD_FLAGS`)."""
     return data.StructLayout({
-        "beat": beat_layout(config, granule),
         "is_beat": 1,
         "has_completion": 1,
         "completion": completion_info_layout(config),
+        "beat": beat_layout(config, granule),
     })
+
+
+#: The bits at the start of a queued record that decide its leaving: ``is_beat`` and
+#: ``has_completion``, kept in registers beside the queue's LUT RAM (:mod:`.beat_queue`).
+HEAD_FLAGS = 2
 
 
 class BeatTableSignature(wiring.Signature):
@@ -486,10 +493,10 @@ class Datapath(wiring.Component):
                 lane.units.eq(Mux(b.alive, b.units, 0)),
             ]
         written, written_valid = (self._formed(m, queued, ctl.valid) if config.request_former else (queued, ctl.valid))
-        m.submodules.queue = queue = SyncFIFO(width=len(written.as_value()), depth=config.beat_queue)
+        m.submodules.queue = queue = BeatQueue(len(written.as_value()), config.beat_queue, HEAD_FLAGS)
         head = data.View(queued_layout(config), queue.r_data)
         m.d.comb += [queue.w_data.eq(written), queue.w_en.eq(written_valid)]
-        is_beat, has_completion = self._head_flags(m, written, queue)
+        is_beat, has_completion = queue.r_flags[0], queue.r_flags[1]
         # a record with a completion leaves only when the completion queue has room
         m.submodules.completions = fifo = SyncFIFOBuffered(width=CompletionLayout.size, depth=config.completion_depth)
         room = fifo.w_rdy | ~has_completion
@@ -497,25 +504,6 @@ class Datapath(wiring.Component):
         taken = Mux(is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
         m.d.comb += queue.r_en.eq(taken)
         return head, has_completion, taken, fifo
-
-    def _head_flags(self, m, written, queue):
-        """The head record's ``is_beat`` and ``has_completion`` as registers: the queue's
-        records' two flags again, in a shift register whose entry 0 is the head's, so
-        that what decides a record's leaving (and the completion queue's write) does not
-        start at the queue's LUT RAM read (docs/fpga.md, "Clock speed"). It follows the
-        queue's writes and reads: a read shifts every entry down, and a write lands
-        after the records left behind it: entry ``level - read``, which is entry i where
-        the level is i + 1 with a read and i without. The level's compares are the
-        register's alone, so the read, late in the cycle, only picks between two bits
-        (a subtract behind the read was most of a placement's longest path)."""
-        depth = self.config.beat_queue
-        entries = [Signal(2, name=f"head_flags{i}", reset_less=True) for i in range(depth)]
-        wrote, read = queue.w_en & queue.w_rdy, queue.r_en & queue.r_rdy
-        for i, entry in enumerate(entries):
-            shifted = Mux(read, entries[i + 1] if i + 1 < depth else 0, entry)
-            lands = wrote & Mux(read, queue.level == i + 1, queue.level == i)
-            m.d.sync += entry.eq(Mux(lands, Cat(written.is_beat, written.has_completion), shifted))
-        return entries[0][0], entries[0][1]
 
     def _formed(self, m, queued, valid):
         """The request former between stage C and the beat queue, its output always taken,
