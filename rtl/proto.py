@@ -18,7 +18,7 @@ Anything else answers ``err``.
 import operator
 from functools import reduce
 
-from amaranth.hdl import Module, Signal, Cat, Const, Mux
+from amaranth.hdl import Module, Signal, Array, Cat, Const, Mux
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -118,20 +118,45 @@ class PrototypeTop(wiring.Component):
     @staticmethod
     def _monitors(m, unit, clear) -> dict:
         """Every beat and completion is taken the cycle it is offered, and counted; returns
-        the monitors' registers by name (:data:`PROTO_REGISTERS`)."""
+        the monitors' registers by name (:data:`PROTO_REGISTERS`).
+
+        The checksum rotates its word by ``CHECKSUM_ROTATE`` bits and XORs in each valid
+        lane's word, lane by lane. Rotation distributes over XOR, so a beat with ``n``
+        valid lanes leaves ``rot^n(checksum) ^ D``, where ``D`` XORs each valid lane's
+        word rotated once per valid lane after it. ``D`` and ``n`` come from the beat
+        alone and are made in two registered stages (the lanes' words from the beat
+        queue's LUT RAM read; then their rotations and XOR), so the register that feeds
+        back only picks a rotation and XORs: the lane-by-lane chain, eight lanes long
+        behind the queue's read, was the lanes-8 board top's longest path. CHECKSUM
+        lags the beats by those two cycles; a host reads it long after."""
         beats, checksum, completions, last, total = (Signal(32, name=n) for n in
                                                      ("beats", "checksum", "completions", "last", "total"))
         m.d.comb += [unit.beats.ready.eq(1), unit.completions.ready.eq(1)]
-        running = checksum
-        for lane in unit.beats.payload.lanes:
-            word_value = lane_word(lane.global_address, lane.smem_address, lane.mask, lane.units)[:32]
-            rotated = Cat(running[32 - CHECKSUM_ROTATE:], running[:32 - CHECKSUM_ROTATE])
-            running = Mux(lane.valid, (rotated ^ word_value)[:32], running)
+        lanes = unit.beats.payload.lanes
+        count = len(lanes)
+
+        def rotated(value, times):
+            return value.rotate_left(times * CHECKSUM_ROTATE % 32)
+
+        # stage 1: each lane's word and valid bit, registered behind the queue's read
+        words = [Signal(32, name=f"checksum_word{j}") for j in range(count)]
+        valids = Signal(count, name="checksum_valids")
+        m.d.sync += [valids.eq(Mux(unit.beats.valid & ~clear, Cat(lane.valid for lane in lanes), 0))]
+        m.d.sync += [word.eq(lane_word(lane.global_address, lane.smem_address, lane.mask, lane.units)[:32])
+                     for word, lane in zip(words, lanes)]
+        # stage 2: D and n
+        xored, valid_count = Signal(32, name="checksum_xored"), Signal(range(count + 1), name="checksum_count")
+        terms = []
+        for j, word in enumerate(words):
+            after = sum(valids[j + 1:]) if j + 1 < count else Const(0, 1)
+            terms.append(Mux(valids[j], Array(rotated(word, k) for k in range(count - j))[after], 0))
+        m.d.sync += [xored.eq(Mux(clear, 0, reduce(operator.xor, terms))), valid_count.eq(Mux(clear, 0, sum(valids)))]
         with m.If(clear):
             m.d.sync += [beats.eq(0), checksum.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
         with m.Else():
             with m.If(unit.beats.valid):
-                m.d.sync += [beats.eq(beats + 1), checksum.eq(running)]
+                m.d.sync += beats.eq(beats + 1)
+            m.d.sync += checksum.eq(Array(rotated(checksum, n) for n in range(count + 1))[valid_count] ^ xored)
             with m.If(unit.completions.valid):
                 done = unit.completions.payload
                 m.d.sync += [completions.eq(completions + 1), last.eq(Cat(done.request_id, done.status)),
