@@ -3,8 +3,8 @@ generation and the swizzle, in seven pipeline stages behind the walker, each cut
 enough for the clock (docs/fpga.md, "Clock speed"):
 
 A0. the digits' products: ``digit * element stride`` in dimensions 1..4 (strides are
-    1..8: shifted adds) and the chunk's offset along dimension 0 (``chunk_values`` has
-    few bits set: shifted adds too);
+    1..8: shifted adds) and each lane's chunk's offset along dimension 0 (the walker
+    keeps lane 0's as a sum, ``row_values``; lane ``j`` adds ``j * chunk_values``);
 A1. coordinates: ``start`` plus those products in dimensions 1..4 (gather4: the row the
     digit picks; the im2col modes: the walker's pixel coordinates), the value coordinate
     of the chunk's first unit along dimension 0, the chunk's kind (units, their mask and
@@ -353,7 +353,8 @@ class Datapath(wiring.Component):
     def _digit_products(self, m):
         """Stage A0: the row's ``digit * element stride`` in dimensions 1..4 (strides are
         1..8: shifted adds); each lane's chunk of the row, ``digit0 * lanes + j``, and
-        its offset along dimension 0 (shifted adds too). Returns the row and the lanes."""
+        its offset along dimension 0: the walker's offset of lane 0 (``row_values``) plus
+        ``j * chunk_values``. Returns the row and the lanes."""
         config, walk = self.config, self.walk.record
         digits, constants = walk.digits, walk.carried
         row = RowDigits(
@@ -364,13 +365,13 @@ class Datapath(wiring.Component):
             address=add_pairs([walk.address[t].as_signed() for t in range(len(walk.address))],
                               config.address_width) if config.steps_addresses else [])
         lanes = []
+        lane_bits = config.lanes.bit_length() - 1
         for j in range(config.lanes):
-            chunk = Cat(Const(j, config.lanes.bit_length() - 1), digits[0])       # the row's chunk
-            width = len(chunk) + len(constants.chunk_values)
-            # shifted adds, no DSP block (chunk_values has few bits set)
-            chunk_offset = carry_save_sum(m, [Mux(constants.chunk_values[b], chunk << b, 0)
-                                              for b in range(len(constants.chunk_values))], width,
-                                          f"lane{j}_chunk_offset")
+            chunk = Cat(Const(j, lane_bits), digits[0])       # the row's chunk
+            # lane 0's offset from the walker, plus j * chunk_values: a shifted copy per
+            # bit of j, so at most lane_bits + 1 terms and one carry chain
+            terms = [walk.row_values] + [constants.chunk_values << b for b in range(lane_bits) if j >> b & 1]
+            chunk_offset = carry_save_sum(m, terms, len(walk.row_values), f"lane{j}_chunk_offset")
             lanes.append(Digits(
                 # lane 0 is the row's; the others hold a chunk where the row has one
                 alive=walk.alive & (chunk <= constants.last_chunk) if j else walk.alive,

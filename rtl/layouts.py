@@ -29,7 +29,7 @@ __all__ = ["DescriptorLayout", "EARLY_FIELDS", "EARLY_BYTES", "EarlyLayout", "Re
            "beat_layout", "lane_layout", "request_layout", "REQUEST_SLOTS_PER_LANE",
            "Operation", "AccessMode", "ReduceOp", "Fill", "BEAT_REQUEST_FIELDS",
            "WAITING_JOBS", "beat_table_depth", "beat_tag_width", "beat_entry_layout", "carried_constants_layout",
-           "coordinate_constants_layout", "address_constants_layout"]
+           "coordinate_constants_layout", "address_constants_layout", "row_values_width", "CHUNK_VALUES_WIDTH"]
 
 
 @functools.cache
@@ -153,6 +153,7 @@ def beat_layout(config: UnitConfig, granule: int | None = None) -> data.StructLa
 
 DIGITS = MAX_RANK   # the walker's odometer: chunk in row, then box dimensions 1..4
 RADIX_WIDTH = 11    # a radix is at most 1535 (im2col::w: 1024 pixels plus 511 halo pixels)
+CHUNK_VALUES_WIDTH = 10     # values between chunks along dim 0: units per chunk, times step, times values a unit
 SPATIAL = 3         # im2col walks W, H, D: tensor dimensions 1..3 at most
 PIXEL_DIMENSIONS = MAX_RANK - 1     # a pixel walk's dimensions: 1..4 (dimension 0 is the row)
 HALO_WIDTH = next(f.width for f in tables.REQUEST_FIELDS if f.name == "w_halo")
@@ -174,6 +175,12 @@ def row_pad(row_chunks, config: UnitConfig):
     ``-row_chunks`` modulo ``lanes``, its low ``log2(lanes)`` bits (none at lanes 1; the
     job's ``row_pad`` with more than one lane)."""
     return (-Value.cast(row_chunks))[:config.lanes.bit_length() - 1]
+
+
+def row_values_width(config: UnitConfig) -> int:
+    """Bits of a chunk's offset along dimension 0 from its row's start, in values: a
+    chunk of the row (``digit0 * lanes + j``) times ``chunk_values``."""
+    return RADIX_WIDTH + config.lanes.bit_length() - 1 + CHUNK_VALUES_WIDTH
 
 
 def chunk_index_width(config: UnitConfig) -> int:
@@ -348,7 +355,7 @@ def carried_constants_layout(config: UnitConfig) -> data.StructLayout:
     return data.StructLayout({
         "element_strides": data.ArrayLayout(unsigned(4), MAX_RANK - 1),     # of dimensions 1..4
         "last_chunk": unsigned(RADIX_WIDTH),            # row_chunks - 1
-        "chunk_values": unsigned(10),                   # values between chunks along dim 0
+        "chunk_values": unsigned(CHUNK_VALUES_WIDTH),   # values between chunks along dim 0
         "in_rank": unsigned(MAX_RANK),
         "gather": 1,
         "prefetch": 1,

@@ -25,7 +25,7 @@ from amaranth.lib.wiring import In, Out
 from ..model.config import UnitConfig
 from .pipeline import bundle, copies
 from .layouts import (job_layout, carried_constants_layout, beat_tag_width, beats_width, DIGITS, RADIX_WIDTH,
-                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH, chunk_index_width)
+                      PIXEL_COORD, PIXEL_DIMENSIONS, COUNT_WIDTH, chunk_index_width, row_values_width)
 from .pixelwalk import pixel_state_layout, first_pixel, pixel_step, pixel_coordinates
 from .arith import carry_save_sum
 from .stepping import row_term_count, carry_terms, row_terms
@@ -50,7 +50,8 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
     reads, and the bits its reads of the beat table are cleared by); a unit that
     steps addresses adds the row address's terms (:mod:`.stepping`). With more than one
     lane, ``first_chunk`` is the place of the beat's lane 0 among the box's chunks (with
-    one, it is ``beat_index``)."""
+    one, it is ``beat_index``). ``row_values`` is lane 0's chunk's offset along dimension
+    0 from its row's start, in values: ``digit0 * lanes * chunk_values``."""
     steps = {}
     if config.steps_addresses:
         steps = {"address": data.ArrayLayout(config.address_width, row_term_count(config))}
@@ -63,6 +64,7 @@ def walk_layout(config: UnitConfig) -> data.StructLayout:
         "pixel": data.ArrayLayout(PIXEL_COORD, PIXEL_DIMENSIONS),  # im2col
         "beat_index": beats_width(config),      # beats of this job before this one
         **chunks,
+        "row_values": row_values_width(config),
         "tag": beat_tag_width(config),
         "carried": carried_constants_layout(config),
         "has_completion": 1,
@@ -212,7 +214,8 @@ class Walker(wiring.Component):
             pixel, next_pixel = None, None
         addresses = self._addresses(m, current, odometer) if self.config.steps_addresses else None
         first_chunk = self._first_chunk(m, current, control, odometer)
-        self._emit(m, current, control, odometer, pixel, addresses, first_chunk)
+        row_values = self._row_values(m, current, control, odometer)
+        self._emit(m, current, control, odometer, pixel, addresses, first_chunk, row_values)
         self._take_job(m, current, control, odometer)
         self._advance(m, control, odometer, pixel, next_pixel, addresses)
         return m
@@ -247,11 +250,16 @@ class Walker(wiring.Component):
             emitted = Mux(current.carried.gather, Array(constants.gather)[row], stepped)
         return _Addresses(last=last, pattern=pattern, first=first, stepped=stepped, emitted=emitted)
 
+    @staticmethod
+    def _ended_row(current, odometer):
+        """Whether the step ends the beat's row: a carry out of digit 0, or every step
+        where a row is one beat (digit 0's step is 0)."""
+        return odometer.stepped[2][0] | (current.step_digits[0] == 0)
+
     def _first_chunk(self, m, current, control, odometer):
         """With more than one lane, the place of the beat's lane 0 among the box's chunks:
         ``lanes`` on from the last beat's, less the row's empty lane places where the
-        beat before ended its row (a carry out of digit 0, or every beat where a row is
-        one beat). None with one lane: the datapath takes ``beat_index``."""
+        beat before ended its row. None with one lane: the datapath takes ``beat_index``."""
         if self.config.lanes == 1:
             return None
         first_chunk = Signal(chunk_index_width(self.config), name="first_chunk")
@@ -259,10 +267,25 @@ class Walker(wiring.Component):
             with m.If(control.free):
                 m.d.sync += first_chunk.eq(0)
             with m.Else():
-                # a row of one beat (digit 0's step 0) ends at every step
-                ended_row = odometer.stepped[2][0] | (current.step_digits[0] == 0)
+                ended_row = self._ended_row(current, odometer)
                 m.d.sync += first_chunk.eq(first_chunk + self.config.lanes - Mux(ended_row, current.row_pad, 0))
         return first_chunk
+
+    def _row_values(self, m, current, control, odometer):
+        """Lane 0's offset along dimension 0 from its row's start, in values (``digit0 *
+        lanes * chunk_values``), kept as a sum: ``lanes * chunk_values`` more each beat
+        of a row, 0 where a row or a job starts. So the datapath's first stage adds a
+        lane's ``j * chunk_values`` to a register rather than multiplies the digit (a
+        product behind the walk register was a placement's longest path: docs/fpga.md,
+        "Clock speed")."""
+        row_values = Signal(row_values_width(self.config), name="row_values")
+        step = current.carried.chunk_values << (self.config.lanes.bit_length() - 1)
+        with m.If(control.issue):
+            with m.If(control.free):
+                m.d.sync += row_values.eq(0)
+            with m.Else():
+                m.d.sync += row_values.eq(Mux(self._ended_row(current, odometer), 0, row_values + step))
+        return row_values
 
     def _control(self, m) -> _Control:
         """The job's record count and the credit. The job's last record is known from a
@@ -304,7 +327,7 @@ class Walker(wiring.Component):
         advanced = Mux(carry_into_1, odometer.plus_one.step[1], current.step_digits[1])[0]
         return pixel, _select([pixel, after], advanced)
 
-    def _emit(self, m, current, control, odometer, pixel, addresses, first_chunk):
+    def _emit(self, m, current, control, odometer, pixel, addresses, first_chunk, row_values):
         """The walk register. The datapath's stages move every cycle: a record is valid for
         one cycle only, and the register loads in every cycle (its valid bit qualifies
         it), so the credit enables only the walker's own state."""
@@ -317,6 +340,7 @@ class Walker(wiring.Component):
             record.last.eq(control.last),
             record.alive.eq(odometer.alive),
             record.beat_index.eq(control.beat_index),
+            record.row_values.eq(row_values),
             record.tag.eq(current.tag),
             record.carried.eq(current.carried),
             record.has_completion.eq(control.last),
