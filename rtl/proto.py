@@ -18,7 +18,7 @@ Anything else answers ``err``.
 import operator
 from functools import reduce
 
-from amaranth.hdl import Module, Signal, Array, Cat, Const, Mux
+from amaranth.hdl import Module, Signal, Array, Cat, Const, Mux, Value
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -124,11 +124,12 @@ class PrototypeTop(wiring.Component):
         lane's word, lane by lane. Rotation distributes over XOR, so a beat with ``n``
         valid lanes leaves ``rot^n(checksum) ^ D``, where ``D`` XORs each valid lane's
         word rotated once per valid lane after it. ``D`` and ``n`` come from the beat
-        alone and are made in two registered stages (the lanes' words from the beat
-        queue's LUT RAM read; then their rotations and XOR), so the register that feeds
-        back only picks a rotation and XORs: the lane-by-lane chain, eight lanes long
-        behind the queue's read, was the lanes-8 board top's longest path. CHECKSUM
-        lags the beats by those two cycles; a host reads it long after."""
+        alone and are made in three registered stages (the lanes' words from the beat
+        queue's LUT RAM read; each lane's count of valid lanes after it; the rotations
+        and their XOR), so the register that feeds back only picks a rotation and XORs:
+        the lane-by-lane chain behind the queue's read, and then the count behind the
+        words, were the lanes-8 board top's longest paths. CHECKSUM lags the beats by
+        those three cycles; a host reads it long after."""
         beats, checksum, completions, last, total = (Signal(32, name=n) for n in
                                                      ("beats", "checksum", "completions", "last", "total"))
         m.d.comb += [unit.beats.ready.eq(1), unit.completions.ready.eq(1)]
@@ -138,19 +139,26 @@ class PrototypeTop(wiring.Component):
         def rotated(value, times):
             return value.rotate_left(times * CHECKSUM_ROTATE % 32)
 
-        # stage 1: each lane's word and valid bit, registered behind the queue's read
-        words = [Signal(32, name=f"checksum_word{j}") for j in range(count)]
-        valids = Signal(count, name="checksum_valids")
-        m.d.sync += [valids.eq(Mux(unit.beats.valid & ~clear, Cat(lane.valid for lane in lanes), 0))]
-        m.d.sync += [word.eq(lane_word(lane.global_address, lane.smem_address, lane.mask, lane.units)[:32])
-                     for word, lane in zip(words, lanes)]
-        # stage 2: D and n
-        xored, valid_count = Signal(32, name="checksum_xored"), Signal(range(count + 1), name="checksum_count")
-        terms = []
-        for j, word in enumerate(words):
-            after = sum(valids[j + 1:]) if j + 1 < count else Const(0, 1)
-            terms.append(Mux(valids[j], Array(rotated(word, k) for k in range(count - j))[after], 0))
-        m.d.sync += [xored.eq(Mux(clear, 0, reduce(operator.xor, terms))), valid_count.eq(Mux(clear, 0, sum(valids)))]
+        def staged(name, value):
+            register = Signal.like(value, name=name)
+            m.d.sync += register.eq(value)
+            return register
+
+        # 1: each lane's word and valid bit, registered behind the queue's read
+        words = [staged(f"checksum_word{j}", lane_word(lane.global_address, lane.smem_address, lane.mask,
+                                                         lane.units)[:32]) for j, lane in enumerate(lanes)]
+        valids = staged("checksum_valids", Mux(unit.beats.valid & ~clear, Cat(lane.valid for lane in lanes), 0))
+        # 2: each lane's count of the valid lanes after it, and the beat's
+        afters = [staged(f"checksum_after{j}", Value.cast(sum(valids[j + 1:]) if j + 1 < count else 0)[:count.bit_length()])
+                  for j in range(count)]
+        words = [staged(f"checksum_word{j}_2", word) for j, word in enumerate(words)]
+        valids_2 = staged("checksum_valids_2", Mux(clear, 0, valids))
+        valid_count = staged("checksum_count_2", Mux(clear, 0, sum(valids)))
+        # 3: D, and n beside it
+        terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
+                 for j, (word, after) in enumerate(zip(words, afters))]
+        xored = staged("checksum_xored", Mux(clear, 0, reduce(operator.xor, terms)))
+        valid_count = staged("checksum_count", Mux(clear, 0, valid_count))
         with m.If(clear):
             m.d.sync += [beats.eq(0), checksum.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
         with m.Else():
