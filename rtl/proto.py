@@ -101,7 +101,7 @@ class PrototypeTop(wiring.Component):
             unit.bus.cyc.eq(bus.cyc & to_unit), unit.bus.stb.eq(bus.stb & to_unit), unit.bus.we.eq(bus.we),
             unit.bus.adr.eq(word), unit.bus.dat_w.eq(bus.dat_w), unit.bus.sel.eq(bus.sel),
         ]
-        clear = Signal()
+        clear = Signal(name="clear")
         readable = self._monitors(m, unit, clear)
         proto_ack, proto_err, proto_data = self._proto_registers(m, unit, bus, to_proto, proto_word, readable, clear)
         # anything else: err, one cycle later
@@ -205,7 +205,10 @@ class PrototypeTop(wiring.Component):
         hits = Signal(len(offsets))
         with m.If(start):
             m.d.sync += hits.eq(Cat(byte_offset == offset for offset in offsets))
-        m.d.sync += [pending.eq(start), proto_ack.eq(0), proto_err.eq(0)]
+        # CLEAR's pulse is a register, set as the write is acknowledged: it resets the
+        # monitors' registers across the chip (the checksum's stages), and as logic behind
+        # the decode that route was the lanes-8 top's longest path
+        m.d.sync += [pending.eq(start), proto_ack.eq(0), proto_err.eq(0), clear.eq(0)]
         hit = dict(zip(offsets, hits))
         with m.If(pushed):
             m.d.sync += proto_ack.eq(1)
@@ -219,8 +222,7 @@ class PrototypeTop(wiring.Component):
                 # a push is acknowledged when the unit takes the request
                 m.d.sync += [push.eq(bus.we), proto_err.eq(~bus.we)]
             with m.Elif(hit[_offset("CLEAR")]):
-                m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we)]
-                m.d.comb += clear.eq(bus.we)
+                m.d.sync += [proto_ack.eq(bus.we), proto_err.eq(~bus.we), clear.eq(bus.we)]
             with m.Elif(readable_hit):
                 m.d.sync += [proto_ack.eq(~bus.we), proto_err.eq(bus.we)]
             with m.Else():
