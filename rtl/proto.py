@@ -147,13 +147,16 @@ class PrototypeTop(wiring.Component):
         # 1: each lane's word and valid bit, registered behind the queue's read
         words = [staged(f"checksum_word{j}", lane_word(lane.global_address, lane.smem_address, lane.mask,
                                                          lane.units)[:32]) for j, lane in enumerate(lanes)]
-        valids = staged("checksum_valids", Mux(unit.beats.valid & ~clear, Cat(lane.valid for lane in lanes), 0))
+        # (the beat's valid, logic behind the queue's head, is registered apart and
+        # applied in stage 2: as the lanes' reset here it crossed the chip)
+        valids = staged("checksum_valids", Cat(lane.valid for lane in lanes))
+        taken = staged("checksum_taken", unit.beats.valid & ~clear)
         # 2: each lane's count of the valid lanes after it, and the beat's
         afters = [staged(f"checksum_after{j}", Value.cast(sum(valids[j + 1:]) if j + 1 < count else 0)[:count.bit_length()])
                   for j in range(count)]
         words = [staged(f"checksum_word{j}_2", word) for j, word in enumerate(words)]
-        valids_2 = staged("checksum_valids_2", Mux(clear, 0, valids))
-        valid_count = staged("checksum_count_2", Mux(clear, 0, sum(valids)))
+        valids_2 = staged("checksum_valids_2", Mux(taken & ~clear, valids, 0))
+        valid_count = staged("checksum_count_2", Mux(taken & ~clear, sum(valids), 0))
         # 3: D, and n beside it
         terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
                  for j, (word, after) in enumerate(zip(words, afters))]
