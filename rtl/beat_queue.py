@@ -49,7 +49,8 @@ class BeatQueue(wiring.Component):
         m = Module()
         depth = self.depth
         m.submodules.storage = storage = Memory(shape=self.width, depth=depth, init=[])
-        write, head = storage.write_port(), storage.read_port(domain="comb")
+        write = storage.write_port()        # one port a line: names come from the assignment
+        head = storage.read_port(domain="comb")
         produce, consume = Signal(range(depth), name="produce"), Signal(range(depth), name="consume")
         m.d.comb += [self.w_rdy.eq(self.level != depth), self.r_rdy.eq(self.level != 0),
                      write.addr.eq(produce), write.data.eq(self.w_data), write.en.eq(self.w_en),
