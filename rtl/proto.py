@@ -156,12 +156,12 @@ class PrototypeTop(wiring.Component):
                   for j in range(count)]
         words = [staged(f"checksum_word{j}_2", word) for j, word in enumerate(words)]
         valids_2 = staged("checksum_valids_2", Mux(taken & ~clear, valids, 0))
-        valid_count = staged("checksum_count_2", Mux(taken & ~clear, sum(valids), 0))
+        count_2 = staged("checksum_count_2", Mux(taken & ~clear, sum(valids), 0))
         # 3: D, and n beside it
         terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
                  for j, (word, after) in enumerate(zip(words, afters))]
         xored = staged("checksum_xored", Mux(clear, 0, reduce(operator.xor, terms)))
-        valid_count = staged("checksum_count", Mux(clear, 0, valid_count))
+        valid_count = staged("checksum_count", Mux(clear, 0, count_2))
         with m.If(clear):
             m.d.sync += [beats.eq(0), checksum.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
         with m.Else():
