@@ -29,7 +29,8 @@ from .regfile import bus_addr_width
 from .uart import UartRx, UartTx
 from .unit import TmaUnit
 
-__all__ = ["PrototypeTop", "PROTO_BASE", "PROTO_REGISTERS", "REQUEST_WORDS", "lane_word", "CHECKSUM_ROTATE"]
+__all__ = ["PrototypeTop", "PROTO_BASE", "PROTO_REGISTERS", "REQUEST_WORDS", "lane_word", "request_word",
+           "CHECKSUM_ROTATE"]
 
 PROTO_BASE = 0x8000_0000
 REQUEST_WORDS = (payload_width(REQUEST_FIELDS) + 31) // 32
@@ -45,7 +46,10 @@ PROTO_REGISTERS = {
     "COMPLETIONS": (0x10C, "ro", "completions since CLEAR"),
     "LAST_COMPLETION": (0x110, "ro", "[15:0] request id, [23:16] status of the last completion"),
     "BYTES": (0x114, "ro", "sum of the completions' transaction bytes since CLEAR"),
-    "CLEAR": (0x118, "wo", "any write zeroes BEATS, CHECKSUM, COMPLETIONS, LAST_COMPLETION and BYTES"),
+    "CLEAR": (0x118, "wo", "any write zeroes BEATS, CHECKSUM, COMPLETIONS, LAST_COMPLETION, BYTES and "
+                           "REQUEST_CHECKSUM"),
+    "REQUEST_CHECKSUM": (0x11C, "ro", "checksum of every L2 request of those beats, in order (request_word); "
+                                      "0 without a request former"),
 }
 
 
@@ -56,8 +60,64 @@ def lane_word(global_address, smem_address, mask, units):
             ^ (mask << 5) ^ units) & 0xFFFF_FFFF
 
 
+def request_word(address, sectors, lanes):
+    """The 32-bit word one L2 request of a request former adds to REQUEST_CHECKSUM: its
+    granule's address, its sectors and its lanes; works on ints and Amaranth values alike
+    (the host computes the expected checksum from the golden model's merge with it)."""
+    return ((address & 0xFFFF_FFFF) ^ ((address >> 32) & 0xFFFF_FFFF) ^ sectors ^ (lanes << 24)) & 0xFFFF_FFFF
+
+
 def _offset(name):
     return PROTO_REGISTERS[name][0]
+
+
+def _staged_checksum(m, name: str, items, offered, clear) -> Signal:
+    """A 32-bit checksum register that rotates by ``CHECKSUM_ROTATE`` bits and XORs in
+    the word of each valid ``(valid, word)`` item of every offered beat, item by item.
+
+    Rotation distributes over XOR, so a beat with ``n`` valid items leaves
+    ``rot^n(checksum) ^ D``, where ``D`` XORs each valid item's word rotated once per
+    valid item after it. ``D`` and ``n`` come from the beat alone and are made in three
+    registered stages (the words and valid bits, read from the beat queue's LUT RAM;
+    each item's count of valid items after it; the rotations and their XOR), so the
+    register that feeds back only picks a rotation and XORs: the item-by-item chain
+    behind the queue's read, and then the count behind the words, were the lanes-8
+    board top's longest paths. The checksum lags the beats by those three cycles; a host
+    reads it long after. A registered ``clear`` zeroes it and drops the beats up to its
+    cycle."""
+    checksum = Signal(32, name=name)
+    count = len(items)
+
+    def rotated(value, times):
+        return value.rotate_left(times * CHECKSUM_ROTATE % 32)
+
+    def staged(suffix, value):
+        register = Signal.like(value, name=f"{name}_{suffix}")
+        m.d.sync += register.eq(value)
+        return register
+
+    # 1: each item's word and valid bit, registered behind the queue's read; the beat's
+    # valid (logic behind the queue's head) is registered apart and applied in stage 2:
+    # as the items' reset here it crossed the chip
+    words = [staged(f"word{j}", word) for j, (_, word) in enumerate(items)]
+    valids = staged("valids", Cat(valid for valid, _ in items))
+    taken = staged("taken", offered & ~clear)
+    # 2: each item's count of the valid items after it, and the beat's
+    afters = [staged(f"after{j}", Value.cast(sum(valids[j + 1:]) if j + 1 < count else 0)[:count.bit_length()])
+              for j in range(count)]
+    words = [staged(f"word{j}_2", word) for j, word in enumerate(words)]
+    valids_2 = staged("valids_2", Mux(taken & ~clear, valids, 0))
+    count_2 = staged("count_2", Mux(taken & ~clear, sum(valids), 0))
+    # 3: D, and n beside it
+    terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
+             for j, (word, after) in enumerate(zip(words, afters))]
+    xored = staged("xored", Mux(clear, 0, reduce(operator.xor, terms)))
+    valid_count = staged("count", Mux(clear, 0, count_2))
+    with m.If(clear):
+        m.d.sync += checksum.eq(0)
+    with m.Else():
+        m.d.sync += checksum.eq(Array(rotated(checksum, n) for n in range(count + 1))[valid_count] ^ xored)
+    return checksum
 
 
 class PrototypeTop(wiring.Component):
@@ -120,60 +180,33 @@ class PrototypeTop(wiring.Component):
         """Every beat and completion is taken the cycle it is offered, and counted; returns
         the monitors' registers by name (:data:`PROTO_REGISTERS`).
 
-        The checksum rotates its word by ``CHECKSUM_ROTATE`` bits and XORs in each valid
-        lane's word, lane by lane. Rotation distributes over XOR, so a beat with ``n``
-        valid lanes leaves ``rot^n(checksum) ^ D``, where ``D`` XORs each valid lane's
-        word rotated once per valid lane after it. ``D`` and ``n`` come from the beat
-        alone and are made in three registered stages (the lanes' words from the beat
-        queue's LUT RAM read; each lane's count of valid lanes after it; the rotations
-        and their XOR), so the register that feeds back only picks a rotation and XORs:
-        the lane-by-lane chain behind the queue's read, and then the count behind the
-        words, were the lanes-8 board top's longest paths. CHECKSUM lags the beats by
-        those three cycles; a host reads it long after."""
-        beats, checksum, completions, last, total = (Signal(32, name=n) for n in
-                                                     ("beats", "checksum", "completions", "last", "total"))
+        CHECKSUM folds each valid lane's :func:`lane_word` into itself, lane by lane, and
+        REQUEST_CHECKSUM each valid request slot's :func:`request_word` (a unit with a
+        request former; else it stays 0), so the board observes every field a beat
+        carries: a field nothing reads would be trimmed by synthesis, and its logic with
+        it (:func:`_staged_checksum`)."""
+        beats, completions, last, total = (Signal(32, name=n) for n in ("beats", "completions", "last", "total"))
         m.d.comb += [unit.beats.ready.eq(1), unit.completions.ready.eq(1)]
-        lanes = unit.beats.payload.lanes
-        count = len(lanes)
-
-        def rotated(value, times):
-            return value.rotate_left(times * CHECKSUM_ROTATE % 32)
-
-        def staged(name, value):
-            register = Signal.like(value, name=name)
-            m.d.sync += register.eq(value)
-            return register
-
-        # 1: each lane's word and valid bit, registered behind the queue's read
-        words = [staged(f"checksum_word{j}", lane_word(lane.global_address, lane.smem_address, lane.mask,
-                                                         lane.units)[:32]) for j, lane in enumerate(lanes)]
-        # (the beat's valid, logic behind the queue's head, is registered apart and
-        # applied in stage 2: as the lanes' reset here it crossed the chip)
-        valids = staged("checksum_valids", Cat(lane.valid for lane in lanes))
-        taken = staged("checksum_taken", unit.beats.valid & ~clear)
-        # 2: each lane's count of the valid lanes after it, and the beat's
-        afters = [staged(f"checksum_after{j}", Value.cast(sum(valids[j + 1:]) if j + 1 < count else 0)[:count.bit_length()])
-                  for j in range(count)]
-        words = [staged(f"checksum_word{j}_2", word) for j, word in enumerate(words)]
-        valids_2 = staged("checksum_valids_2", Mux(taken & ~clear, valids, 0))
-        count_2 = staged("checksum_count_2", Mux(taken & ~clear, sum(valids), 0))
-        # 3: D, and n beside it
-        terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
-                 for j, (word, after) in enumerate(zip(words, afters))]
-        xored = staged("checksum_xored", Mux(clear, 0, reduce(operator.xor, terms)))
-        valid_count = staged("checksum_count", Mux(clear, 0, count_2))
+        beat = unit.beats.payload
+        lanes = [(lane.valid, lane_word(lane.global_address, lane.smem_address, lane.mask, lane.units)[:32])
+                 for lane in beat.lanes]
+        checksum = _staged_checksum(m, "checksum", lanes, unit.beats.valid, clear)
+        if hasattr(beat, "requests"):
+            slots = [(slot.valid, request_word(slot.address, slot.sectors, slot.lanes)[:32]) for slot in beat.requests]
+            request_checksum = _staged_checksum(m, "request_checksum", slots, unit.beats.valid, clear)
+        else:
+            request_checksum = Const(0, 32)
         with m.If(clear):
-            m.d.sync += [beats.eq(0), checksum.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
+            m.d.sync += [beats.eq(0), completions.eq(0), last.eq(0), total.eq(0)]
         with m.Else():
             with m.If(unit.beats.valid):
                 m.d.sync += beats.eq(beats + 1)
-            m.d.sync += checksum.eq(Array(rotated(checksum, n) for n in range(count + 1))[valid_count] ^ xored)
             with m.If(unit.completions.valid):
                 done = unit.completions.payload
                 m.d.sync += [completions.eq(completions + 1), last.eq(Cat(done.request_id, done.status)),
                              total.eq(total + done.transaction_bytes)]
         return {"BEATS": beats, "CHECKSUM": checksum, "COMPLETIONS": completions, "LAST_COMPLETION": last,
-                "BYTES": total}
+                "BYTES": total, "REQUEST_CHECKSUM": request_checksum}
 
     @staticmethod
     def _proto_registers(m, unit, bus, to_proto, proto_word, readable, clear):

@@ -228,7 +228,7 @@ def _chunk_grid(t: Transactions, lanes: int) -> np.ndarray:
     return grid
 
 
-def _request_slots(t: Transactions, operation: int, lanes: int, granule: int, address_width: int) -> dict:
+def request_slots(t: Transactions, operation: int, lanes: int, granule: int, address_width: int) -> dict:
     """A request's beats' L2 request slots (``requests[i].field`` -> an array over its
     beats), from the model's merge (model/memory.py): the request whose lowest lane is
     ``j`` goes in slot ``2j`` if its granule is that lane's chunk's, else in ``2j + 1`` (the
@@ -264,7 +264,7 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int, granul
     its transactions as :meth:`~tma_unit.model.transactions.Transactions.places` places
     them, one a lane; the lanes a beat leaves empty have ``valid`` 0 and their other
     fields 0. A unit with a request former of ``granule`` bytes adds each beat's L2
-    requests (:func:`_request_slots`)."""
+    requests (:func:`request_slots`)."""
     have = [(index, answer.transactions) for index, answer in enumerate(answers)
             if answer.transactions is not None and len(answer.transactions)]
     if not have:
@@ -292,7 +292,7 @@ def expected_beats(requests: list, answers: list, flat: list, lanes: int, granul
             if not granule:
                 raise LookupError("the beat has L2 request slots, but no request former's granule was given")
             if name not in columns:
-                per_request = [_request_slots(t, requests[index]["operation"], lanes, granule, address_width)
+                per_request = [request_slots(t, requests[index]["operation"], lanes, granule, address_width)
                                for index, t in have]
                 columns.update({slot_field: np.concatenate([slots[slot_field] for slots in per_request])
                                 for slot_field in per_request[0]})

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from .model.config import UnitConfig
 from .model.layout import REQUEST_FIELDS, pack_payload
 from .rtl.bridge import COMMAND_READ, COMMAND_WRITE, REPLY_ACK, REPLY_ERR
-from .rtl.proto import PROTO_BASE, PROTO_REGISTERS, REQUEST_WORDS, CHECKSUM_ROTATE, lane_word
+from .rtl.layouts import REQUEST_SLOTS_PER_LANE
+from .rtl.proto import PROTO_BASE, PROTO_REGISTERS, REQUEST_WORDS, CHECKSUM_ROTATE, lane_word, request_word
 from .rtl.regfile import SLOT_VALID_ADDRESS, descriptor_writes
 
 __all__ = ["PrototypeLink", "LinkError", "Counters", "write_command", "read_command", "expected_counters",
@@ -51,6 +52,7 @@ class Counters:
     last_request_id: int
     last_status: int
     bytes: int
+    request_checksum: int   # 0 without a request former
 
 
 class PrototypeLink:
@@ -101,7 +103,7 @@ class PrototypeLink:
         last = self.read(register_address("LAST_COMPLETION"))
         return Counters(self.read(register_address("BEATS")), self.read(register_address("CHECKSUM")),
                         self.read(register_address("COMPLETIONS")), last & 0xFFFF, (last >> 16) & 0xFF,
-                        self.read(register_address("BYTES")))
+                        self.read(register_address("BYTES")), self.read(register_address("REQUEST_CHECKSUM")))
 
 
 def _rotate(value: int) -> int:
@@ -110,9 +112,12 @@ def _rotate(value: int) -> int:
 
 def expected_counters(config: UnitConfig, copies) -> Counters:
     """What the monitors read after ``copies``, a list of (descriptor image, request
-    fields), all sent after a CLEAR: from the golden model (model/unit.py ``complete``)."""
+    fields), all sent after a CLEAR: from the golden model (model/unit.py ``complete``;
+    with a request former, its L2 requests from model/memory.py's ``merge``, in the
+    beat's request slots, ``sim.cosim.request_slots``)."""
     from .model.unit import complete
-    beats = checksum = total = 0
+    from .sim.cosim import request_slots
+    beats = checksum = requests = total = 0
     request_id = status = 0
     for image, fields in copies:
         done = complete(image, fields, config)
@@ -122,7 +127,15 @@ def expected_counters(config: UnitConfig, copies) -> Counters:
             word = lane_word(int(chunks.global_address[i]) % (1 << config.address_width), int(chunks.smem_address[i]),
                              int(chunks.mask[i]), int(chunks.units[i]))
             checksum = _rotate(checksum) ^ word
+        if count and config.request_former:
+            slots = request_slots(chunks, fields["operation"], config.lanes, config.request_former,
+                                  config.address_width)
+            for beat in range(chunks.beats(config.lanes)):
+                for s in range(REQUEST_SLOTS_PER_LANE * config.lanes):
+                    if slots[f"requests[{s}].valid"][beat]:
+                        requests = _rotate(requests) ^ request_word(
+                            *(int(slots[f"requests[{s}].{name}"][beat]) for name in ("address", "sectors", "lanes")))
         beats += 0 if chunks is None else chunks.beats(config.lanes)
         total += done.transaction_bytes
         request_id, status = fields["request_id"], done.status
-    return Counters(beats, checksum, len(copies), request_id, status, total & 0xFFFF_FFFF)
+    return Counters(beats, checksum, len(copies), request_id, status, total & 0xFFFF_FFFF, requests)

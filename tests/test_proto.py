@@ -124,3 +124,30 @@ def test_checksum_of_beats_with_empty_lanes():
     got = link.counters()
     assert got == expected_counters(config, copies)
     assert got.beats == 2 * 4                   # a beat a row: 3 chunks of 16 bytes each
+
+
+@pytest.mark.slow          # a lanes-2 top with a request former on pysim: about a minute
+def test_request_checksum_with_a_former():
+    """A unit with a request former: REQUEST_CHECKSUM folds in every L2 request of the
+    beats, in their slots' order, as the golden model's merge places them. A board top
+    that read only the lanes would let synthesis trim the former's request logic."""
+    config = UnitConfig(lanes=2, slots=1, request_former=128)
+    link = PrototypeLink(SimulatedBoard(config))
+    # 48-byte rows at a 208-byte pitch (3 chunks a row): a lane's chunk may start in one
+    # 128-byte granule and end in the next, so both of its request slots are used
+    tile = TensorMap(MapKind.TILED, DataType.UINT8, 0x1030, (200, 10), (208,), (48, 3), (1, 1))
+    image = encode_descriptor(tile)
+    link.write_descriptor(0, image)
+    link.set_slot_valid(0b1)
+    link.clear()
+    copies = [(image, fields_from_request(Request(Operation.LOAD, (8, 1), smem_address=0x400, request_id=5), 0)),
+              # partly out of bounds: no request for the bytes past the tensor
+              (image, fields_from_request(Request(Operation.LOAD, (176, 8), request_id=6), 0))]
+    for _, fields in copies:
+        link.push(fields)
+    got = link.counters()
+    expected = expected_counters(config, copies)
+    assert got == expected
+    assert expected.request_checksum != 0 and got.beats == 2 * 3 * 2     # 3 rows of 2 beats (48 bytes, 32 a beat)
+    link.clear()
+    assert link.counters().request_checksum == 0
