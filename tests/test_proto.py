@@ -105,24 +105,30 @@ def test_prototype_top_against_the_model():
     assert link.counters().beats == 0
 
 
+def _copies_on_slot_0(config, tile, requests):
+    """A simulated top with ``tile`` in slot 0, cleared, after ``requests`` pushed:
+    its link, what its monitors read and what the golden model says they should."""
+    link = PrototypeLink(SimulatedBoard(config))
+    image = encode_descriptor(tile)
+    link.write_descriptor(0, image)
+    link.set_slot_valid(0b1)
+    link.clear()
+    copies = [(image, fields_from_request(request, 0)) for request in requests]
+    for _, fields in copies:
+        link.push(fields)
+    return link, link.counters(), expected_counters(config, copies)
+
+
 @pytest.mark.slow          # a lanes-4 top on pysim: about a minute
 def test_checksum_of_beats_with_empty_lanes():
     """Rows of 3 chunks at lanes 4: every beat leaves its last lane empty, so the
     checksum's rotations count the valid lanes, not the lanes (the top makes a beat's
     part of the checksum in stages, rtl/proto.py)."""
-    config = UnitConfig(lanes=4, slots=1)
-    link = PrototypeLink(SimulatedBoard(config))
     tile = TensorMap(MapKind.TILED, DataType.FLOAT16, 0x2000, (64, 16), (256,), (24, 4), (1, 1))
-    image = encode_descriptor(tile)
-    link.write_descriptor(0, image)
-    link.set_slot_valid(0b1)
-    link.clear()
-    copies = [(image, fields_from_request(Request(Operation.LOAD, (8, 2), smem_address=0x200, request_id=3), 0)),
-              (image, fields_from_request(Request(Operation.LOAD, (48, 14), request_id=4), 0))]
-    for _, fields in copies:
-        link.push(fields)
-    got = link.counters()
-    assert got == expected_counters(config, copies)
+    _, got, expected = _copies_on_slot_0(UnitConfig(lanes=4, slots=1), tile, [
+        Request(Operation.LOAD, (8, 2), smem_address=0x200, request_id=3),
+        Request(Operation.LOAD, (48, 14), request_id=4)])
+    assert got == expected
     assert got.beats == 2 * 4                   # a beat a row: 3 chunks of 16 bytes each
 
 
@@ -131,22 +137,13 @@ def test_request_checksum_with_a_former():
     """A unit with a request former: REQUEST_CHECKSUM folds in every L2 request of the
     beats, in their slots' order, as the golden model's merge places them. A board top
     that read only the lanes would let synthesis trim the former's request logic."""
-    config = UnitConfig(lanes=2, slots=1, request_former=128)
-    link = PrototypeLink(SimulatedBoard(config))
     # 48-byte rows at a 208-byte pitch (3 chunks a row): a lane's chunk may start in one
     # 128-byte granule and end in the next, so both of its request slots are used
     tile = TensorMap(MapKind.TILED, DataType.UINT8, 0x1030, (200, 10), (208,), (48, 3), (1, 1))
-    image = encode_descriptor(tile)
-    link.write_descriptor(0, image)
-    link.set_slot_valid(0b1)
-    link.clear()
-    copies = [(image, fields_from_request(Request(Operation.LOAD, (8, 1), smem_address=0x400, request_id=5), 0)),
-              # partly out of bounds: no request for the bytes past the tensor
-              (image, fields_from_request(Request(Operation.LOAD, (176, 8), request_id=6), 0))]
-    for _, fields in copies:
-        link.push(fields)
-    got = link.counters()
-    expected = expected_counters(config, copies)
+    link, got, expected = _copies_on_slot_0(UnitConfig(lanes=2, slots=1, request_former=128), tile, [
+        Request(Operation.LOAD, (8, 1), smem_address=0x400, request_id=5),
+        # partly out of bounds: no request for the bytes past the tensor
+        Request(Operation.LOAD, (176, 8), request_id=6)])
     assert got == expected
     assert expected.request_checksum != 0 and got.beats == 2 * 3 * 2     # 3 rows of 2 beats (48 bytes, 32 a beat)
     link.clear()
