@@ -77,14 +77,17 @@ def _staged_checksum(m, name: str, items, offered, clear) -> Signal:
 
     Rotation distributes over XOR, so a beat with ``n`` valid items leaves
     ``rot^n(checksum) ^ D``, where ``D`` XORs each valid item's word rotated once per
-    valid item after it. ``D`` and ``n`` come from the beat alone and are made in three
+    valid item after it. ``D`` and ``n`` come from the beat alone and are made in four
     registered stages (the words and valid bits, read from the beat queue's LUT RAM;
-    each item's count of valid items after it; the rotations and their XOR), so the
-    register that feeds back only picks a rotation and XORs: the item-by-item chain
-    behind the queue's read, and then the count behind the words, were the lanes-8
-    board top's longest paths. The checksum lags the beats by those three cycles; a host
-    reads it long after. A registered ``clear`` zeroes it and drops the beats up to its
-    cycle."""
+    each item's count of valid items after it; each item's word rotated by its count;
+    their XOR, and ``n`` as one bit per value), so the register that feeds back only
+    ANDs its rotations with those bits, ORs and XORs. Each stage was once a longest
+    path of the lanes-8 board top: the item-by-item chain behind the queue's read, the
+    count behind the words, and then, with the 16 request slots of a former, the
+    rotations and their XOR in one stage (11 levels of logic), and the feedback's
+    choice among 17 rotations by a binary count (9). The checksum lags the beats by
+    those four cycles; a host reads it long after. A registered ``clear`` zeroes it and
+    drops the beats up to its cycle."""
     checksum = Signal(32, name=name)
     count = len(items)
 
@@ -108,15 +111,19 @@ def _staged_checksum(m, name: str, items, offered, clear) -> Signal:
     words = [staged(f"word{j}_2", word) for j, word in enumerate(words)]
     valids_2 = staged("valids_2", Mux(taken & ~clear, valids, 0))
     count_2 = staged("count_2", Mux(taken & ~clear, sum(valids), 0))
-    # 3: D, and n beside it
-    terms = [Mux(valids_2[j], Array(rotated(word, k) for k in range(count - j))[after], 0)
+    # 3: each valid item's word rotated by its count, and n as one bit per value (n = 0
+    # where the beat is dropped: the checksum keeps its value)
+    terms = [staged(f"term{j}", Mux(valids_2[j] & ~clear, Array(rotated(word, k) for k in range(count - j))[after], 0))
              for j, (word, after) in enumerate(zip(words, afters))]
+    count_3 = staged("count_3", Mux(clear, 1, Cat(count_2 == n for n in range(count + 1))))
+    # 4: D, and n beside it
     xored = staged("xored", Mux(clear, 0, reduce(operator.xor, terms)))
-    valid_count = staged("count", Mux(clear, 0, count_2))
+    valid_count = staged("count", Mux(clear, 1, count_3))
     with m.If(clear):
         m.d.sync += checksum.eq(0)
     with m.Else():
-        m.d.sync += checksum.eq(Array(rotated(checksum, n) for n in range(count + 1))[valid_count] ^ xored)
+        turned = reduce(operator.or_, (Mux(valid_count[n], rotated(checksum, n), 0) for n in range(count + 1)))
+        m.d.sync += checksum.eq(turned ^ xored)
     return checksum
 
 
