@@ -246,7 +246,9 @@ def build(config: UnitConfig = UnitConfig(), device: str = "85F", mhz: float = D
     name = PROTO_NAME
     netlist = build_dir / f"{name}.json"
     for mapper, overrides in _lut_mappers(name).items():
+        # an earlier build's netlist or report would misname the step that stops
         netlist.unlink(missing_ok=True)
+        (build_dir / "report.json").unlink(missing_ok=True)
         top = Ulx3sTop(config, mhz)
         try:
             # a platform builds once: each try takes a new one

@@ -45,7 +45,9 @@ import argparse
 import json
 import re
 import signal
+import subprocess
 import sys
+from pathlib import Path
 
 from .model import Request, TensorMap, TmaError, transactions, transaction_bytes, encode_descriptor
 from .model.errors import ErrorCode, shown
@@ -601,7 +603,11 @@ def cmd_build(args) -> int:
     seeded = "" if seed is None else f", nextpnr seed {seed}"
     print(f"building the prototyping top for the ULX3S {args.device} (lanes {config.lanes}, slots {config.slots}, "
           f"{args.mhz:g} MHz{seeded}) with YoWASP Yosys, nextpnr-ecp5 and ecppack; minutes")
-    result = build(config, args.device, args.mhz, args.output, seed)
+    try:
+        result = build(config, args.device, args.mhz, args.output, seed)
+    except subprocess.CalledProcessError as error:
+        print(f"tma-unit: the build stopped: {_stopped_tool(Path(args.output), error.returncode)}", file=sys.stderr)
+        return 1
     print(f"bitstream     {result.bitstream}")
     print(f"LUT4 + carry  {result.luts}")
     print(f"flip-flops    {result.flip_flops}")
@@ -613,6 +619,18 @@ def cmd_build(args) -> int:
         print(f"Fmax          {mhz:.2f} MHz on {clock} ({verdict} the {result.target_mhz:g} MHz clock)")
     print(f"longest path  {result.longest_path[0]} -> {result.longest_path[1]}")
     return 0
+
+
+def _stopped_tool(folder, status: int) -> str:
+    """Which step of a board build ended with ``status`` and where its log is: Yosys
+    until the netlist exists, nextpnr-ecp5 until its report does, then ecppack."""
+    from .constraints.ulx3s import PROTO_NAME
+    how = f"was stopped by signal {status - 128}" if status > 128 else f"ended with status {status}"
+    if not (folder / f"{PROTO_NAME}.json").exists():
+        return f"Yosys {how}; its log is {folder / (PROTO_NAME + '.rpt')}"
+    if not (folder / "report.json").exists():
+        return f"nextpnr-ecp5 {how}; its log is {folder / (PROTO_NAME + '.tim')}"
+    return f"ecppack {how}, after nextpnr-ecp5 wrote {folder / 'report.json'}"
 
 
 def _weights(text: str) -> dict:

@@ -120,6 +120,32 @@ def test_build_hands_the_seed_to_nextpnr(tmp_path, monkeypatch, capsys, argv, ex
     assert "longest path  datapath.level -> datapath.completions.storage.0.12\n" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("written,status,message", [
+    ((), 1, "Yosys ended with status 1; its log is {}/tma_unit_proto.rpt"),
+    (("tma_unit_proto.json",), 143, "nextpnr-ecp5 was stopped by signal 15; its log is {}/tma_unit_proto.tim"),
+    (("tma_unit_proto.json", "report.json"), 2, "ecppack ended with status 2, after nextpnr-ecp5 wrote {}/report.json")])
+def test_a_build_whose_tool_stops_names_the_step_and_its_log(tmp_path, monkeypatch, capsys, written, status, message):
+    """A tool of the build that fails or is killed: one line naming the step (by the
+    files the build has written so far) and its log, no traceback; an earlier build's
+    report in the folder does not count."""
+    import subprocess
+    from tma_unit import cli
+    from tma_unit.constraints import ulx3s
+    (tmp_path / "report.json").write_text("{}")        # an earlier build's
+
+    class Platform:
+        def build(self, top, name, build_dir, do_program, nextpnr_opts, **overrides):
+            for file in written:
+                (tmp_path / file).write_text("{}")
+            raise subprocess.CalledProcessError(status, ["sh", f"build_{name}.sh"])
+
+    monkeypatch.setattr(ulx3s, "_platform", lambda device: Platform())
+    assert cli.main(["build", "--mhz", "25", "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"tma-unit: the build stopped: {message.format(tmp_path)}"
+    assert "Traceback" not in err
+
+
 def test_unknown_device_is_refused():
     with pytest.raises(ValueError, match="device '99F' is not one of"):
         _platform("99F")
