@@ -20,7 +20,9 @@ few levels of logic long, for the clock (docs/fpga.md):
    :data:`GROUP` units; the number of the granule after the lane's;
 3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
    *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
-   candidates whether they name one granule (compares of every pair: no sort);
+   candidates whether they name one granule (no sort): three compares per pair of lanes,
+   their granules and each one's with the one after the other's, for the granules after
+   two lanes' are equal when theirs are, and a lane's own two never are;
 4. a candidate with sectors is a request unless an earlier one names the same granule,
    and a request takes the sectors and lanes of every candidate that names its granule.
 
@@ -179,10 +181,19 @@ class RequestFormer(wiring.Component):
         count = len(names)
         candidates = [(stage(names[i], f"s3_candidate{i}_granule"), stage(halves[i], f"s3_candidate{i}_sectors"))
                       for i in range(count)]
+        # candidates 2a and 2a + 1 are lane a's granule g and g + 1 (modulo the field), so
+        # g + 1 names the same granule as h + 1 exactly where g does h: of the four
+        # pairs of two lanes' candidates three need compares, and a lane's own two differ
         equal = {}
-        for i in range(count):
-            for k in range(i + 1, count):
-                equal[i, k] = equal[k, i] = stage(names[i] == names[k], f"s3_same{i}_{k}")
+        for a in range(lanes):
+            equal[2 * a, 2 * a + 1] = equal[2 * a + 1, 2 * a] = Const(0, 1)
+            for b in range(a + 1, lanes):
+                both = stage(names[2 * a] == names[2 * b], f"s3_same{2 * a}_{2 * b}")
+                pairs = {(2 * a, 2 * b): both, (2 * a + 1, 2 * b + 1): both,
+                         (2 * a, 2 * b + 1): stage(names[2 * a] == names[2 * b + 1], f"s3_same{2 * a}_{2 * b + 1}"),
+                         (2 * a + 1, 2 * b): stage(names[2 * a + 1] == names[2 * b], f"s3_same{2 * a + 1}_{2 * b}")}
+                for (i, k), same_ in pairs.items():
+                    equal[i, k] = equal[k, i] = same_
 
         # stage 4: a candidate with sectors is a request unless an earlier one names its
         # granule; a request takes the sectors and lanes of every candidate naming it
