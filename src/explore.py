@@ -280,11 +280,12 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
     for k, option in enumerate(options):
         mine = [p for p in points if _option_label(p[2]) == option]
         ax.scatter([p[0] for p in mine], [p[1] for p in mine], s=50, color=f"C{k}", label=option, zorder=3)
-    # a label a line above the last where points of one lane count lie close together
+    # a label a line above the last where points of one lane count lie closer than a
+    # label's width (about a tenth of the axis)
     span = max((p[0] for p in points), default=0) - min((p[0] for p in points), default=0)
     level, last = 0, None
     for area, mean, c, fmax in sorted(points, key=lambda p: (p[2][0], p[0])):
-        level = level + 1 if last and last[0] == c[0] and area - last[1] < 0.05 * span else 0
+        level = level + 1 if last and last[0] == c[0] and area - last[1] < 0.1 * span else 0
         last = (c[0], area)
         text = f"{c[0]}" + ("" if fmax is None else f", {fmax:.0f} MHz")
         ax.annotate(text, (area, mean), textcoords="offset points", fontsize=7,
@@ -294,7 +295,9 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
         ax.plot([p[0] for p in front], [p[1] for p in front], color="black", linewidth=1, linestyle=":",
                 label="Pareto front")
     if points:
-        ax.legend(fontsize=7, loc="lower right", title="numbers: lanes", title_fontsize=7)
+        # below the axes, so that it covers no point
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, title="numbers: lanes",
+                  title_fontsize=7)
     # one SM's bandwidth, where the points come near it (else it squashes them to the axis)
     if points and max(p[1] for p in points) >= SM_BYTES_PER_CYCLE / 2:
         ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
@@ -302,11 +305,12 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
                 fontsize=8)
     ax.set_xlabel("ECP5 logic cells (LUT4s, carry cells as two)")
     ax.set_ylabel(f"bytes per cycle (mean over {len(common)} workloads)")
+    ax.set_ylim(bottom=0)           # room for the lowest points' labels, and no bandwidth below 0
     ax.set_title("Copy unit bandwidth against area")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     written.append(folder / "bandwidth-vs-area.png")
-    fig.savefig(written[-1], dpi=110)
+    fig.savefig(written[-1], dpi=110, bbox_inches="tight")
     plt.close(fig)
 
     names = list(dict.fromkeys(r.workload for r in rows))
@@ -315,16 +319,17 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
     for k, c in enumerate(configs):
         values = {r.workload: r.bytes_per_cycle for r in rows if _key(r) == c}
         xs = [i + k * width for i, n in enumerate(names) if n in values]
-        ax.bar(xs, [values[n] for n in names if n in values], width, label=_label(c))
+        # twenty distinct colours before any repeats (the default cycle has ten)
+        ax.bar(xs, [values[n] for n in names if n in values], width, label=_label(c), color=plt.cm.tab20(k % 20))
     ax.set_xticks([i + width * (len(configs) - 1) / 2 for i in range(len(names))], names, rotation=15, fontsize=8)
     if any(r.bytes_per_cycle >= SM_BYTES_PER_CYCLE / 2 for r in rows):
         ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.set_ylabel("bytes per cycle")
     ax.set_title("Bandwidth per workload")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)     # below the names: it covers no bar
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     written.append(folder / "bandwidth-per-workload.png")
-    fig.savefig(written[-1], dpi=110)
+    fig.savefig(written[-1], dpi=110, bbox_inches="tight")
     plt.close(fig)
     return written
