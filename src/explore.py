@@ -326,7 +326,8 @@ def plot(rows: list[Row], folder: Path) -> list[Path]:
         ax.axhline(SM_BYTES_PER_CYCLE, color="grey", linestyle="--", linewidth=1)
     ax.set_ylabel("bytes per cycle")
     ax.set_title("Bandwidth per workload")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)     # below the names: it covers no bar
+    # below the workloads' names, so that it covers no bar
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     written.append(folder / "bandwidth-per-workload.png")
