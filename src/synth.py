@@ -167,6 +167,10 @@ def synthesize(config: UnitConfig, device: str = "85k", place: bool = True, log=
         else:
             result = _from_stat(device, json.loads(_json_part((work / "stat.json").read_text())),
                                 round(time.perf_counter() - start, 1), mapper)
+    if place and pnr.returncode < 0:
+        # nextpnr stopped by a signal (a sweep's stuck placement, stopped by hand): the
+        # point is unplaced this time, and the next run places it again
+        return result
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(result.to_dict()))
     note("build", backend="yosys" + (" nextpnr" if place else ""), config=describe(config), flags=block,

@@ -61,6 +61,24 @@ def test_a_mapper_that_fails_falls_back_to_the_next(tmp_path, monkeypatch):
     assert result.luts > 1000 and result.flip_flops > 1000 and result.dsps > 0
 
 
+@pytest.mark.slow          # a synthesis of the descriptor file, a twentieth of the unit
+def test_a_placement_stopped_by_a_signal_is_not_cached(tmp_path, monkeypatch):
+    """nextpnr killed (a negative return code): the point comes back unplaced, and
+    nothing is cached, so the next run places it rather than reading "does not fit"."""
+    monkeypatch.setenv("TMA_UNIT_CACHE", str(tmp_path))
+    real_run = subprocess.run
+
+    def killed_nextpnr(argv, *args, **kwargs):
+        if "nextpnr" in str(argv[0]) and "--version" not in argv:
+            return subprocess.CompletedProcess(argv, -15)
+        return real_run(argv, *args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", killed_nextpnr)
+    result = synthesize(UnitConfig(lanes=1, slots=2), place=True, block="regfile")
+    assert not result.fits and result.fmax_mhz is None
+    assert list((tmp_path / "synthesis").glob("*.json")) == []
+
+
 class _CopiesBesideATwin(wiring.Component):
     """Three copies of a value and a plain register of the same value (and init)."""
     a: In(4)
