@@ -74,7 +74,7 @@ from .layouts import (beat_layout, CompletionLayout, PIXEL_DIMENSIONS, beat_entr
 from .regfile import BLOCK_RAM
 from .oob import WINDOW, UnitWindow, inside_dimensions, unit_window, unit_bounds
 from .pipeline import Line, Stage, bundle, extend, narrow
-from .request_former import RequestFormer
+from .request_former import RequestFormer, addressed
 from .swizzle import swizzle_address
 from .walker import WalkSignature, completion_info_layout
 
@@ -96,13 +96,14 @@ assert STAGES == 1 + len(STAGE_NAMES) + 1, "the timing model's back end is not t
 
 def queued_layout(config: UnitConfig, granule: int | None = None) -> data.StructLayout:
     """An entry of the beat queue: a record's beat (with its requests where the unit forms
-    them; ``granule`` 0: without), or its completion alone. Its first bits are the
-    flags the queue keeps beside its head (:data:`HEAD_FLAGS`)."""
+    them, without their addresses, which the beat's lanes give; ``granule`` 0: without
+    requests), or its completion alone. Its first bits are the flags the queue keeps
+    beside its head (:data:`HEAD_FLAGS`)."""
     return data.StructLayout({
         "is_beat": 1,
         "has_completion": 1,
         "completion": completion_info_layout(config),
-        "beat": beat_layout(config, granule),
+        "beat": beat_layout(config, granule, addressed=False),
     })
 
 
@@ -501,7 +502,11 @@ class Datapath(wiring.Component):
         # a record with a completion leaves only when the completion queue has room
         m.submodules.completions = fifo = SyncFIFOBuffered(width=CompletionLayout.size, depth=config.completion_depth)
         room = fifo.w_rdy | ~has_completion
-        m.d.comb += [self.beats.payload.eq(head.beat), self.beats.valid.eq(queue.r_rdy & is_beat & room)]
+        if config.request_former:
+            addressed(m, head.beat, self.beats.payload, config.request_former)
+        else:
+            m.d.comb += self.beats.payload.eq(head.beat)
+        m.d.comb += self.beats.valid.eq(queue.r_rdy & is_beat & room)
         taken = Mux(is_beat, self.beats.valid & self.beats.ready, queue.r_rdy & room)
         m.d.comb += queue.r_en.eq(taken)
         return head, has_completion, taken, fifo

@@ -132,22 +132,29 @@ def _sideband(config: UnitConfig) -> dict:
 REQUEST_SLOTS_PER_LANE = 2
 
 
-def request_layout(config: UnitConfig, granule: int) -> data.StructLayout:
+def request_layout(config: UnitConfig, granule: int, addressed: bool = True) -> data.StructLayout:
     """One L2 request slot of a formed beat: whether it holds a request, the granule's
-    first byte, the ``granule / 32`` sectors it needs and the lanes whose chunks it serves."""
-    return data.StructLayout({"valid": 1, "address": config.address_width, "sectors": granule // SECTOR_BYTES,
-                              "lanes": config.lanes})
+    first byte, the ``granule / 32`` sectors it needs and the lanes whose chunks it
+    serves. ``addressed`` False: without the address, which the slot's place gives (slot
+    ``2j`` is lane ``j``'s chunk's granule, slot ``2j + 1`` the next), as the request
+    former makes it and the beat queue keeps it (:func:`.request_former.addressed`)."""
+    fields = {"valid": 1, "address": config.address_width, "sectors": granule // SECTOR_BYTES, "lanes": config.lanes}
+    if not addressed:
+        del fields["address"]
+    return data.StructLayout(fields)
 
 
-def beat_layout(config: UnitConfig, granule: int | None = None) -> data.StructLayout:
+def beat_layout(config: UnitConfig, granule: int | None = None, addressed: bool = True) -> data.StructLayout:
     """A beat: ``lanes`` chunks, what they share, and ``last`` (the request's last beat);
     with a request former of ``granule`` bytes (default: the configuration's
     ``request_former``; 0 for none) also ``requests``, its ``REQUEST_SLOTS_PER_LANE x
-    lanes`` L2 request slots (rtl/request_former.py says which slot holds which)."""
+    lanes`` L2 request slots (rtl/request_former.py says which slot holds which), with
+    their addresses unless ``addressed`` is False (:func:`request_layout`)."""
     granule = config.request_former if granule is None else granule
     fields = {"lanes": data.ArrayLayout(lane_layout(config), config.lanes), **_sideband(config), "last": 1}
     if granule:
-        fields["requests"] = data.ArrayLayout(request_layout(config, granule), REQUEST_SLOTS_PER_LANE * config.lanes)
+        fields["requests"] = data.ArrayLayout(request_layout(config, granule, addressed),
+                                              REQUEST_SLOTS_PER_LANE * config.lanes)
     return data.StructLayout(fields)
 
 

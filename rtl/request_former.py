@@ -8,8 +8,17 @@ unit is alone in its chunk), and a granule of at least 128 bytes holds the chunk
 and the next one. Each lane therefore looks at a *window* of two granules from its
 chunk's own. A unit starts ``k * pitch`` bytes past the chunk and holds ``global_length
 / units`` bytes, at most 12, so it touches one sector or two: its first byte's and its
-last's. The block builds that in four registered stages, each about one carry chain or a
-few levels of logic long, for the clock (docs/fpga.md):
+last's.
+
+The beats are the unit's (docs/memory.md, "The request former"): a beat holds
+consecutive chunks of one row, lane ``j + 1``'s starting ``16 x stride`` bytes (at most
+128, a granule at the least) after lane ``j``'s, and the lanes with live units are a run.
+So two neighbouring lanes' granules are the same or the next, the lanes that share a
+granule are a run of neighbours, and whether any two candidates name one granule follows
+from ``lanes - 1`` compares of neighbours alone: how many granules lie between two lanes
+is the number of neighbour pairs between them that differ. The block builds that in four
+registered stages, each about one carry chain or a few levels of logic long, for the
+clock (docs/fpga.md):
 
 1. the units' starts ``k * pitch`` (shifted adds of the beat's pitch, shared by the
    lanes), each lane's offset in its granule, its units' last byte and its live units
@@ -17,12 +26,10 @@ few levels of logic long, for the clock (docs/fpga.md):
 2. per lane and unit, its first byte in the window and so its sector, and whether its
    last byte crosses into the next sector (a compare of the first byte's offset in its
    sector with ``31 - last``, beside the add, not a second add), ORed by groups of
-   :data:`GROUP` units; the number of the granule after the lane's;
+   :data:`GROUP` units; and whether each lane's granule is its neighbour's;
 3. each lane's window (the groups ORed), its halves the beat's ``2 x lanes``
    *candidates* (lane 0's granule, the one after it, lane 1's, ...), and for every pair of
-   candidates whether they name one granule (no sort): three compares per pair of lanes,
-   their granules and each one's with the one after the other's, for the granules after
-   two lanes' are equal when theirs are, and a lane's own two never are;
+   candidates whether they name one granule, from the neighbours' answers (no sort);
 4. a candidate with sectors is a request unless an earlier one names the same granule,
    and a request takes the sectors and lanes of every candidate that names its granule.
 
@@ -32,7 +39,10 @@ output beat is the input beat with ``requests`` added (:func:`.layouts.beat_layo
 slot ``2j`` is lane ``j``'s granule and slot ``2j + 1`` the next one, each valid when it
 owns its granule; a beat's requests are its valid slots in order, and the beat's chunks
 ride beside them for the shared-memory side (each lane's shared-memory address, mask and
-fill).
+fill). A slot's address is its lane's granule, or the next, so the former's output does
+not carry it (``addressed`` False) and neither does the beat queue: :func:`addressed`
+adds it where the beat leaves the unit, an increment for each odd slot. At lanes 8 the
+addresses would be 1,024 of a formed beat's 1,232 request bits.
 
 In a unit built with one (``UnitConfig.request_former``) the datapath feeds it from its
 last stage and takes its output into the beat queue, its output always ready: the
@@ -49,7 +59,7 @@ from .arith import less_than, small_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, REQUEST_SLOTS_PER_LANE
 
-__all__ = ["RequestFormer", "UNITS", "STAGES"]
+__all__ = ["RequestFormer", "addressed", "UNITS", "STAGES"]
 
 #: Units a chunk holds at most (a bit each in a lane's ``mask``).
 UNITS = 16
@@ -79,6 +89,21 @@ def _unit_bytes(length, units):
     return size
 
 
+def addressed(m: Module, beat, out, granule: int):
+    """Drive ``out`` (``beat_layout(config, granule)``) with ``beat`` (the same without the
+    slots' addresses) and each slot's address: slot ``2j``'s is lane ``j``'s chunk's
+    granule, slot ``2j + 1``'s the next one, modulo the address space."""
+    bits = _granule_bits(granule)
+    for name, _ in out.shape():
+        if name != "requests":
+            m.d.comb += out[name].eq(beat[name])
+    for i, (slot, formed) in enumerate(zip(out.requests, beat.requests)):
+        own = beat.lanes[i // REQUEST_SLOTS_PER_LANE].global_address[bits:]
+        granule_ = (own + i % REQUEST_SLOTS_PER_LANE)[:len(own)]
+        m.d.comb += [slot.valid.eq(formed.valid), slot.sectors.eq(formed.sectors), slot.lanes.eq(formed.lanes),
+                     slot.address.eq(Cat(Const(0, bits), granule_))]
+
+
 class RequestFormer(wiring.Component):
     """Beats in, the same beats with their L2 requests out (a beat a cycle, :data:`STAGES`
     cycles behind).
@@ -93,7 +118,8 @@ class RequestFormer(wiring.Component):
     Ports
     -----
     beats : stream in (``beat_layout(config, 0)``: no requests)
-    requests : stream out (``beat_layout(config, granule)``: with its requests)
+    requests : stream out (``beat_layout(config, granule, addressed=False)``: with its
+        requests, their addresses left to :func:`addressed`)
     """
 
     def __init__(self, config: UnitConfig, granule: int | None = None):
@@ -102,7 +128,7 @@ class RequestFormer(wiring.Component):
         self.granule_bits = _granule_bits(granule)
         super().__init__({
             "beats": In(stream.Signature(beat_layout(config, 0))),
-            "requests": Out(stream.Signature(beat_layout(config, granule))),
+            "requests": Out(stream.Signature(beat_layout(config, granule, addressed=False))),
         })
 
     def elaborate(self, platform):
@@ -165,51 +191,48 @@ class RequestFormer(wiring.Component):
                     pair = sector | Mux(crosses, sector << 1, 0)[:window]
                     touched = touched | Mux(live[k], pair, 0)
                 groups.append(touched[:window])     # a variable shift widens: the window's bits
-            lanes2.append((stage(granule, f"s2_lane{j}_granule"), stage((granule + 1)[:len(granule)], f"s2_lane{j}_next"),
-                           stage(Cat(*groups), f"s2_lane{j}_groups")))
+            lanes2.append(stage(Cat(*groups), f"s2_lane{j}_groups"))
+        # a lane's granule and its neighbour's: the same, or (for lanes in one run) the next
+        same = [stage(lanes1[j][0] == lanes1[j + 1][0], f"s2_same{j}") for j in range(lanes - 1)]
 
         # stage 3: the lanes' windows, split into the beat's 2 x lanes candidates (lane 0's
-        # granule, the one after it, lane 1's, ...), and whether each pair names one granule
+        # granule, the one after it, lane 1's, ...), and whether each pair names one
+        # granule. Lane a's granule is lane b's (a < b) where every neighbour pair between
+        # them is the same, and the one after a's is b's where exactly one pair differs; b's
+        # is never the one after a's, and a lane's own two differ
         valid3, beat3 = valid_stage(valid2, "s3_valid"), stage(beat2, "s3_beat")
-        names, halves = [], []
-        for j, (granule, following, groups) in enumerate(lanes2):
+        halves = []
+        for groups in lanes2:
             merged = Const(0, window)
             for group in range(UNITS // GROUP):
                 merged = merged | groups[group * window:(group + 1) * window]
-            names += [granule, following]
             halves += [merged[:sectors], merged[sectors:]]
-        count = len(names)
-        candidates = [(stage(names[i], f"s3_candidate{i}_granule"), stage(halves[i], f"s3_candidate{i}_sectors"))
-                      for i in range(count)]
-        # candidates 2a and 2a + 1 are lane a's granule g and g + 1 (modulo the field), so
-        # g + 1 names the same granule as h + 1 exactly where g does h: of the four
-        # pairs of two lanes' candidates three need compares, and a lane's own two differ
-        equal = {}
+        count = len(halves)
+        candidates = [stage(halves[i], f"s3_candidate{i}_sectors") for i in range(count)]
+        equal = {(i, k): Const(0, 1) for i in range(count) for k in range(count)}
         for a in range(lanes):
-            equal[2 * a, 2 * a + 1] = equal[2 * a + 1, 2 * a] = Const(0, 1)
             for b in range(a + 1, lanes):
-                both = stage(names[2 * a] == names[2 * b], f"s3_same{2 * a}_{2 * b}")
-                pairs = {(2 * a, 2 * b): both, (2 * a + 1, 2 * b + 1): both,
-                         (2 * a, 2 * b + 1): stage(names[2 * a] == names[2 * b + 1], f"s3_same{2 * a}_{2 * b + 1}"),
-                         (2 * a + 1, 2 * b): stage(names[2 * a + 1] == names[2 * b], f"s3_same{2 * a + 1}_{2 * b}")}
-                for (i, k), same_ in pairs.items():
+                between = Cat(*same[a:b])
+                both = stage(between.all(), f"s3_same{a}_{b}")
+                one_differs = [between == ((1 << (b - a)) - 1) ^ (1 << n) for n in range(b - a)]
+                following = stage(Cat(*one_differs).any(), f"s3_next{a}_{b}")
+                for i, k, same_ in ((2 * a, 2 * b, both), (2 * a + 1, 2 * b + 1, both), (2 * a + 1, 2 * b, following)):
                     equal[i, k] = equal[k, i] = same_
 
         # stage 4: a candidate with sectors is a request unless an earlier one names its
         # granule; a request takes the sectors and lanes of every candidate naming it
-        used = [sectors_.any() for _, sectors_ in candidates]
-        same = [[used[k] & (Const(1, 1) if i == k else equal[i, k]) for k in range(count)] for i in range(count)]
+        used = [sectors_.any() for sectors_ in candidates]
+        named = [[used[k] & (Const(1, 1) if i == k else equal[i, k]) for k in range(count)] for i in range(count)]
         out = self.requests.payload
         with m.If(move):
             m.d.sync += [self.requests.valid.eq(valid3), out.as_value()[:len(beat3.as_value())].eq(beat3)]
-            for i, (granule, _) in enumerate(candidates):
-                owner = used[i] & ~Cat(same[i][:i]).any() if i else used[i]
+            for i in range(count):
+                owner = used[i] & ~Cat(named[i][:i]).any() if i else used[i]
                 merged_sectors = Const(0, sectors)
                 merged_lanes = Const(0, lanes)
-                for k, (_, other) in enumerate(candidates):
-                    merged_sectors = merged_sectors | Mux(same[i][k], other, 0)
-                    merged_lanes = merged_lanes | Mux(same[i][k], Const(1 << (k // REQUEST_SLOTS_PER_LANE), lanes), 0)
+                for k, other in enumerate(candidates):
+                    merged_sectors = merged_sectors | Mux(named[i][k], other, 0)
+                    merged_lanes = merged_lanes | Mux(named[i][k], Const(1 << (k // REQUEST_SLOTS_PER_LANE), lanes), 0)
                 slot = out.requests[i]
-                m.d.sync += [slot.valid.eq(owner), slot.address.eq(Cat(Const(0, bits), granule)),
-                             slot.sectors.eq(merged_sectors), slot.lanes.eq(merged_lanes)]
+                m.d.sync += [slot.valid.eq(owner), slot.sectors.eq(merged_sectors), slot.lanes.eq(merged_lanes)]
         return m

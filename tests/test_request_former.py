@@ -86,8 +86,12 @@ def _run(config, cases, granule=128, seed=0):
     sim.add_testbench(consumer)
     sim.run()
     differences = []
+    space = 1 << config.address_width
     for index, (payload, want, sent) in enumerate(zip(got, expected, beats)):
-        slots = [(int(s.address), int(s.sectors), int(s.lanes)) for s in payload.requests if s.valid]
+        # the former leaves a slot's address to its place: slot 2j is lane j's chunk's
+        # granule, slot 2j + 1 the next one (modulo the address space)
+        slots = [((int(payload.lanes[i // 2].global_address) // granule + i % 2) * granule % space,
+                  int(s.sectors), int(s.lanes)) for i, s in enumerate(payload.requests) if s.valid]
         if slots != want:
             differences.append((index, slots, want))
         if payload.as_value().value & ((1 << len(sent.as_value())) - 1) != sent.as_value().value:
