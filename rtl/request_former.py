@@ -10,7 +10,7 @@ chunk's own. A unit starts ``k * pitch`` bytes past the chunk and holds ``global
 / units`` bytes, at most 12, so it touches one sector or two: its first byte's and its
 last's.
 
-The beats are the unit's (docs/memory.md, "The request former"): a beat holds
+The beats are the unit's (docs/memory.md, "In hardware"): a beat holds
 consecutive chunks of one row, lane ``j + 1``'s starting ``16 x stride`` bytes (at most
 128, a granule at the least) after lane ``j``'s, and the lanes with live units are a run.
 So two neighbouring lanes' granules are the same or the next, the lanes that share a
@@ -49,7 +49,7 @@ last stage and takes its output into the beat queue, its output always ready: th
 stages move every cycle, as the datapath's do (rtl/datapath.py).
 """
 
-from amaranth.hdl import Module, Signal, Const, Cat, Mux, Value
+from amaranth.hdl import Module, Signal, Const, Cat, Mux
 from amaranth.lib import wiring, stream, data
 from amaranth.lib.wiring import In, Out
 
@@ -65,7 +65,7 @@ __all__ = ["RequestFormer", "addressed", "UNITS", "STAGES"]
 UNITS = 16
 #: Units whose sectors stage 2 ORs together (the rest of the OR is stage 3's): one, so
 #: stage 2 ends at each unit's sectors (an OR of four there was part of the lanes-1 top's
-#: longest path, docs/fpga.md "Clock speed"; the OR of sixteen in stage 3 is beside its compares).
+#: longest path, docs/fpga.md "Clock speed"; the OR of sixteen in stage 3 is beside its pairs' answers).
 GROUP = 1
 #: The former's registers from a beat in to its requests out: stages 1 to 4 above (the
 #: timing model's count, model/config.py).
