@@ -16,6 +16,11 @@ queue's write, does not start at the LUT RAM's read. A read shifts every entry d
 a write lands after the records left behind it: entry ``level - read``, which is entry i
 where the level is i + 1 with a read and i without. The level's compares are the
 register's alone, so the read, late in the cycle, only picks between two bits.
+
+For the same reason ``r_rdy`` (the queue holds a record) is a register of its own, kept
+beside the level rather than compared with it: the head's leaving (``taken``) starts at
+it, and the completion queue's write ends that path (the lanes-8 board top with a
+request former: docs/fpga.md, "Clock speed").
 """
 
 from amaranth.hdl import Module, Signal, Mux
@@ -52,7 +57,7 @@ class BeatQueue(wiring.Component):
         write = storage.write_port()        # one port a line: names come from the assignment
         head = storage.read_port(domain="comb")
         produce, consume = Signal(range(depth), name="produce"), Signal(range(depth), name="consume")
-        m.d.comb += [self.w_rdy.eq(self.level != depth), self.r_rdy.eq(self.level != 0),
+        m.d.comb += [self.w_rdy.eq(self.level != depth),
                      write.addr.eq(produce), write.data.eq(self.w_data), write.en.eq(self.w_en),
                      head.addr.eq(consume), self.r_data.eq(head.data)]
         wrote, read = self.w_en, self.r_en & self.r_rdy
@@ -65,6 +70,9 @@ class BeatQueue(wiring.Component):
         with m.If(read):
             m.d.sync += consume.eq(after(consume))
         m.d.sync += self.level.eq(self.level + wrote - read)
+        # the level after is not 0 if a record comes, or if one stays: a read leaves one
+        # where there were two or more (a read needs one)
+        m.d.sync += self.r_rdy.eq(wrote | Mux(read, self.level != 1, self.r_rdy))
 
         entries = [Signal(self.flags, name=f"head_flags{i}", reset_less=True) for i in range(depth)]
         for i, entry in enumerate(entries):

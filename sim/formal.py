@@ -608,7 +608,9 @@ def _datapath(m, mutation, config=FORMAL_CONFIG):
     stages = [probe[f"{inside}{stage}_ctl_valid"] for stage in STAGE_NAMES]
     level = probe[f"{inside}queue.level"]
     count = sum(stages) + level
-    m.d.comb += [Assert(held == count), Assert(held <= config.beat_queue)]
+    # the queue's r_rdy is a register of its own: it says the level is not 0
+    m.d.comb += [Assert(held == count), Assert(held <= config.beat_queue),
+                 Assert(probe[f"{inside}queue.r_rdy"] == (level != 0))]
     return block, probe, inside
 
 
