@@ -72,10 +72,10 @@ REQUEST_INTERVALS = (1, 2)
 #: the front end take requests, while the beat stream is stalled (docs/queues.md).
 BEAT_QUEUE_RANGE = (9, 256)
 
-#: Registers a request former adds in front of the beat queue: its four stages
+#: Registers a request former adds in front of the beat queue: its five stages
 #: (rtl/request_former.py). A unit built with one needs that many more beat-queue
 #: entries, for the same reason as above.
-FORMER_STAGES = 4
+FORMER_STAGES = 5
 #: The request former's granules (``UnitConfig.request_former``), bytes: a power of two
 #: from one L2 line (a chunk's bytes span less than 128, so it touches two granules at
 #: most) to the memory model's largest, 1 KiB.

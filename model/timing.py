@@ -19,7 +19,7 @@ The structure it models:
   takes the next job in the cycle that emits the current job's last record;
 * behind the walker, ``BACK_END_STAGES`` steps that never stall: the walk register,
   datapath stages A0..B2 (with a request former, :data:`.config.FORMER_STAGES` more:
-  its four stages, :func:`back_end_stages`), then the beat queue
+  its five stages, :func:`back_end_stages`), then the beat queue
   of ``beat_queue`` entries (the configuration's; at least one more than the steps
   before it), whose head is
   the beat stream; the head leaves when it is taken (ready high), or at once if it has

@@ -16,10 +16,12 @@ consecutive chunks of one row, lane ``j + 1``'s starting ``16 x stride`` bytes (
 So two neighbouring lanes' granules are the same or the next, the lanes that share a
 granule are a run of neighbours, and whether any two candidates name one granule follows
 from ``lanes - 1`` compares of neighbours alone: how many granules lie between two lanes
-is the number of neighbour pairs between them that differ. The block builds that in four
+is the number of neighbour pairs between them that differ. The block builds that in five
 registered stages, each about one carry chain or a few levels of logic long, for the
 clock (docs/fpga.md):
 
+0. the beat as it comes, so the datapath's last adders end at a register beside them
+   rather than at stage 1's, which sit by the sixteen adds of each lane they feed;
 1. the units' starts ``k * pitch`` (shifted adds of the beat's pitch, shared by the
    lanes), each lane's offset in its granule, its units' last byte and its live units
    (mask bits at or past a lane's ``units`` are 0, as the datapath makes them);
@@ -59,7 +61,7 @@ from .arith import less_than, small_product
 from .decode import UNIT_BYTES
 from .layouts import beat_layout, REQUEST_SLOTS_PER_LANE
 
-__all__ = ["RequestFormer", "addressed", "UNITS", "STAGES"]
+__all__ = ["RequestFormer", "addressed", "UNITS", "OFFSET_LOADS", "STAGES"]
 
 #: Units a chunk holds at most (a bit each in a lane's ``mask``).
 UNITS = 16
@@ -67,7 +69,12 @@ UNITS = 16
 #: stage 2 ends at each unit's sectors (an OR of four there was part of the lanes-1 top's
 #: longest path, docs/fpga.md "Clock speed"; the OR of sixteen in stage 3 is beside its pairs' answers).
 GROUP = 1
-#: The former's registers from a beat in to its requests out: stages 1 to 4 above (the
+#: Units each copy of a lane's granule offset feeds in stage 2: the offset is 16 units'
+#: adds' operand, and a register for each four of them can sit beside its adds (one
+#: register, pulled between its source and sixteen loads, was the lanes-8 top's longest
+#: path; docs/fpga.md "Clock speed").
+OFFSET_LOADS = 4
+#: The former's registers from a beat in to its requests out: stages 0 to 4 above (the
 #: timing model's count, model/config.py).
 STAGES = FORMER_STAGES
 SECTOR_BITS = SECTOR_BYTES.bit_length() - 1
@@ -155,21 +162,25 @@ class RequestFormer(wiring.Component):
                 m.d.sync += register.eq(value)
             return register
 
+        # stage 0: the beat as it comes (the datapath's last adders end here)
+        valid0, payload = valid_stage(self.beats.valid, "s0_valid"), stage(self.beats.payload, "s0_beat")
+
         # stage 1: the units' starts (k x pitch, shared by the lanes: shifted adds, no DSP
         # block), each lane's offset in its granule, its units' last byte and live units.
-        # The offset is a register of its own, beside its lane's sixteen adds in stage 2,
-        # not the beat register's copy of the same address bits, which Yosys would merge
-        # it into (a route from there was the lanes-1 top's longest path; docs/fpga.md)
-        payload = self.beats.payload
-        valid1 = valid_stage(self.beats.valid, "s1_valid")
+        # The offset is registers of its own, one for each OFFSET_LOADS of its lane's
+        # sixteen adds in stage 2, not the beat register's copy of the same address bits,
+        # which Yosys would merge them into (a route from there was the lanes-1 top's
+        # longest path; docs/fpga.md)
+        valid1 = valid_stage(valid0, "s1_valid")
         beat1 = stage(payload, "s1_beat")
         starts = [stage(small_product(payload.element_pitch, Const(k, 4))[:bits + 1], f"s1_start{k}")
                   for k in range(UNITS)]
         lanes1 = []
         for j in range(lanes):
             lane = payload.lanes[j]
-            lanes1.append((stage(lane.global_address[bits:], f"s1_lane{j}_granule"),
-                           stage(lane.global_address[:bits], f"s1_lane{j}_offset", keep=True),
+            offsets = [stage(lane.global_address[:bits], f"s1_lane{j}_offset{n}", keep=True)
+                       for n in range(UNITS // OFFSET_LOADS)]
+            lanes1.append((stage(lane.global_address[bits:], f"s1_lane{j}_granule"), offsets,
                            stage(_unit_bytes(lane.global_length, lane.units) - 1, f"s1_lane{j}_last"),
                            stage(Mux(lane.valid, lane.mask, 0), f"s1_lane{j}_live")))
 
@@ -180,12 +191,12 @@ class RequestFormer(wiring.Component):
         # The sectors are ORed by groups of GROUP units
         valid2, beat2 = valid_stage(valid1, "s2_valid"), stage(beat1, "s2_beat")
         lanes2 = []
-        for j, (granule, offset, last, live) in enumerate(lanes1):
+        for j, (granule, offsets, last, live) in enumerate(lanes1):
             groups = []
             for group in range(UNITS // GROUP):
                 touched = Const(0, window)
                 for k in range(group * GROUP, (group + 1) * GROUP):
-                    first = (offset + starts[k])[:bits + 1]
+                    first = (offsets[k // OFFSET_LOADS] + starts[k])[:bits + 1]
                     sector = (Const(1, window) << first[SECTOR_BITS:])[:window]
                     crosses = less_than(~last[:SECTOR_BITS], first[:SECTOR_BITS])
                     pair = sector | Mux(crosses, sector << 1, 0)[:window]

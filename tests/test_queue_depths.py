@@ -47,7 +47,7 @@ def test_configuration_refuses_a_queue_out_of_range(field, value, code, detail):
 #: which check the rules at commit (UnitConfig.checks, tests/test_commit_checks.py), step
 #: addresses and form requests too: one build of each backend and lane count serves every
 #: option, each touching blocks of its own. With a request former the least beat queue is
-#: 13 entries, the records on their way to it when its head stops, as 9 is without one
+#: 14 entries, the records on their way to it when its head stops, as 9 is without one
 #: (tests/units.py's LEAST, whose cycles tests/test_timing.py checks under Verilator).
 CAMPAIGN_CONFIGS = [on(backend, OPTIONS[lanes]) for backend in ("cxxrtl", "verilator") for lanes in (1, 8)]
 

@@ -143,9 +143,9 @@ def test_a_beat_has_two_request_slots_a_lane_with_a_former_and_none_without():
     assert beat_layout(UnitConfig(lanes=4), 256)["requests"].shape.length == REQUEST_SLOTS_PER_LANE * 4
     assert "requests" not in dict(beat_layout(UnitConfig(lanes=4)))
     with_former = UnitConfig(lanes=4, request_former=128)
-    assert with_former.least_beat_queue == 9 + 4
-    with pytest.raises(TmaError, match="config.beat_queue = 12 is outside 13..256"):
-        UnitConfig(lanes=4, request_former=128, beat_queue=12)
+    assert with_former.least_beat_queue == 9 + 5            # the former's stages 0 to 4
+    with pytest.raises(TmaError, match="config.beat_queue = 13 is outside 14..256"):
+        UnitConfig(lanes=4, request_former=128, beat_queue=13)
 
 
 def test_a_chunk_starting_below_address_0_has_its_request_in_granule_0_in_its_second_slot():

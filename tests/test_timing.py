@@ -64,7 +64,7 @@ def test_demo_suite(config, probability, max_gap):
 #: (UnitConfig.addressing), whose set-up's sums ride
 #: in the front end's stages and the lanes' steps in the walker's, so no cycle changes; a
 #: request former (UnitConfig.request_former), whose stages the timing model adds; the
-#: least queues such a unit may have (13 and 3 entries); the rules checked at commit
+#: least queues such a unit may have (14 and 3 entries); the rules checked at commit
 #: (UnitConfig.checks), whose cycles come before the first request
 #: (tests/test_commit_checks.py), so no request's cycle changes; a request interval of 1
 #: (UnitConfig.request_interval), the front end's skid register. LEAST: every mode on the

@@ -11,7 +11,7 @@ a test that needs "some unit with the least queues" takes one that is built anyw
   and swizzles left out (the walker, the front end's checks: gather4 without the pixel
   walk at lanes 1, the im2col family without gather4 at lanes 8, Hopper's swizzles
   alone), addresses made by stepping (the walker), the request former (the datapath's
-  back end), the least beat and completion queues such a unit may have (13 and 3: the
+  back end), the least beat and completion queues such a unit may have (14 and 3: the
   datapath's queues), the rules checked at commit (the descriptor file, the front end),
   a request interval of 1 (the front end's skid register);
 - for the timing model's queue tests under Verilator, whose lanes-1 builds are the
